@@ -1,0 +1,244 @@
+"""From source text to findings, one chunk at a time, with caches.
+
+`Analyzer` keeps what it learnt about the previous versions of one document:
+parsed chunks by text, and each chunk's results by (text, facts flowing in,
+module summary). After an edit only the chunks whose text or incoming facts
+changed are analysed again; a `def` chunk does not depend on the module-level
+facts before it, so an edit inside one function re-analyses that function.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from analysis.chunks import Chunk, split_chunks
+from analysis.facts import Value
+from analysis.findings import Finding, Fix, TextEdit
+from analysis.interpreter import Env, Interpreter
+from analysis.names import Names
+from analysis.rule import Edit, Report, Rule
+from analysis.rules import all_rules
+from analysis.settings import Settings
+from analysis.summary import ChunkSummary, ModuleSummary, summarize_chunk
+from analysis.suppression import is_suppressed
+
+SYNTAX_CODE = "AG001"
+SYNTAX_NAME = "syntax-error"
+
+
+@dataclass
+class ParsedChunk:
+    text: str
+    module: cst.Module | None
+    error: str | None = None
+    error_line: int = 1          # relative to the chunk
+    error_column: int = 0
+    summary: ChunkSummary = ChunkSummary()
+    _positions: dict | None = None
+
+    def positions(self) -> dict:
+        """Node -> CodeRange, resolved on first need (only chunks with findings pay)."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        return self._positions
+
+
+@dataclass
+class ChunkResult:
+    env_in: Env
+    env_out: Env
+    # Findings with lines relative to the chunk (1 = its first line).
+    findings: tuple
+    seen: dict
+
+
+@dataclass
+class Analysis:
+    findings: list[Finding]
+    # (start_line, ParsedChunk, facts of Name nodes) for hovers
+    chunks: list = field(default_factory=list)
+
+
+class Analyzer:
+    """Analyses successive versions of one document, reusing unchanged work."""
+
+    def __init__(self, rules: tuple[Rule, ...] | None = None):
+        self.rules = rules if rules is not None else all_rules()
+        self._parsed: dict[str, ParsedChunk] = {}
+        self._results: dict[tuple, ChunkResult] = {}
+        self.last: Analysis | None = None
+
+    def analyze(self, source: str, settings: Settings | None = None) -> list[Finding]:
+        settings = settings or Settings()
+        chunks = split_chunks(source)
+        parsed = [self._parse(chunk) for chunk in chunks]
+        summary = ModuleSummary.merge([p.summary for p in parsed if p.module is not None])
+
+        findings: list[Finding] = []
+        env = Env()
+        kept_results: dict[tuple, ChunkResult] = {}
+        view = []
+        for index, (chunk, part) in enumerate(zip(chunks, parsed)):
+            if part.module is None:
+                findings.append(self._syntax_finding(chunk, part))
+                continue
+            result = self._chunk_result(chunk, part, index, env, summary, settings.locale, kept_results)
+            env = result.env_out
+            view.append((chunk.start_line, part, result.seen))
+            offset = chunk.start_line - 1
+            for f in result.findings:
+                findings.append(_shift(f, offset))
+        # Forget what the newest version no longer has.
+        self._results = kept_results
+        live = {c.text for c in chunks}
+        if len(self._parsed) > 2 * len(live) + 64:
+            self._parsed = {t: p for t, p in self._parsed.items() if t in live}
+
+        lines = source.splitlines()
+        out = []
+        seen_keys = set()
+        for f in sorted(findings, key=Finding.sort_key):
+            if not settings.enables(f.code, f.name):
+                continue
+            first = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+            if f.code != SYNTAX_CODE and is_suppressed(first, f.code):
+                continue
+            key = (f.code, f.line, f.column, f.end_line, f.end_column)
+            if key in seen_keys:
+                continue
+            seen_keys.add(key)
+            severity = settings.severity_for(f.code, f.name, f.severity)
+            if severity != f.severity:
+                f = _replace_severity(f, severity)
+            out.append(f)
+        self.last = Analysis(out, view)
+        return out
+
+    def facts_at(self, line: int, column: int) -> tuple[str, Value] | None:
+        """The name at (1-based line, code-point column) and its facts, from the last analysis."""
+        if self.last is None:
+            return None
+        for start, part, seen in self.last.chunks:
+            if not (start <= line < start + part.text.count("\n") + 1):
+                continue
+            positions = part.positions()
+            rel = line - start + 1
+            for node, value in seen.items():
+                pos = positions.get(node)
+                if pos and pos.start.line == rel and pos.start.column <= column <= pos.end.column:
+                    return node.value, value
+        return None
+
+    # -- steps ---------------------------------------------------------------------
+
+    def _parse(self, chunk: Chunk) -> ParsedChunk:
+        cached = self._parsed.get(chunk.text)
+        if cached is not None:
+            return cached
+        try:
+            module = cst.parse_module(chunk.text)
+            part = ParsedChunk(chunk.text, module, summary=summarize_chunk(module))
+        except cst.ParserSyntaxError as exc:
+            part = ParsedChunk(chunk.text, None, _first_line(exc.message), exc.raw_line, exc.raw_column)
+        except (RecursionError, MemoryError, ValueError) as exc:
+            part = ParsedChunk(chunk.text, None, f"cannot parse: {type(exc).__name__}")
+        self._parsed[chunk.text] = part
+        return part
+
+    def _chunk_result(self, chunk, part, index, env, summary, locale, kept) -> ChunkResult:
+        is_definition = all(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in part.module.body)
+        env_key = None if is_definition else _env_key(env)
+        key = (chunk.text, env_key, summary, locale)
+        cached = self._results.get(key) or kept.get(key)
+        if cached is not None and (is_definition or cached.env_in.names == env.names
+                                   and cached.env_in.freed == env.freed):
+            kept[key] = cached
+            return ChunkResult(env, env if is_definition else cached.env_out,
+                               cached.findings, cached.seen)
+        interpreter = Interpreter(summary, id_prefix=index)
+        env_out = interpreter.run_module(part.module, env.copy() if not is_definition else Env())
+        if is_definition:
+            env_out = env
+        reports = []
+        for rule in self.rules:
+            for report in rule.check(interpreter.trace, locale):
+                reports.append((rule, report))
+        findings = tuple(self._to_finding(rule, report, part) for rule, report in reports)
+        result = ChunkResult(env, env_out, findings, interpreter.seen)
+        kept[key] = result
+        return result
+
+    def _to_finding(self, rule: Rule, report: Report, part: ParsedChunk) -> Finding:
+        positions = part.positions()
+        rng = positions[report.node]
+        lines = part.text.splitlines()
+        fixes = tuple(
+            Fix(spec.title, tuple(_edit(edit, positions, lines, part.module) for edit in spec.edits),
+                spec.safe)
+            for spec in report.fixes)
+        return Finding(rule.code, rule.name, rule.severity, report.message,
+                       rng.start.line, rng.start.column, rng.end.line, rng.end.column, fixes)
+
+    def _syntax_finding(self, chunk: Chunk, part: ParsedChunk) -> Finding:
+        line = chunk.start_line + max(part.error_line, 1) - 1
+        return Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {part.error}",
+                       line, part.error_column, line, part.error_column + 1)
+
+
+def analyze(source: str, settings: Settings | None = None) -> list[Finding]:
+    """Findings for one source text (no caches kept)."""
+    return Analyzer().analyze(source, settings)
+
+
+# -- helpers -------------------------------------------------------------------------
+
+def _env_key(env: Env):
+    # Cheap, order-insensitive digest; the full comparison happens on a hit.
+    return (len(env.names), len(env.freed))
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
+
+
+def _shift(f: Finding, offset: int) -> Finding:
+    if offset == 0:
+        return f
+    fixes = tuple(Fix(fix.title, tuple(TextEdit(e.line + offset, e.column, e.end_line + offset,
+                                                e.end_column, e.new_text) for e in fix.edits), fix.safe)
+                  for fix in f.fixes)
+    return Finding(f.code, f.name, f.severity, f.message, f.line + offset, f.column,
+                   f.end_line + offset, f.end_column, fixes)
+
+
+def _replace_severity(f: Finding, severity: str) -> Finding:
+    return Finding(f.code, f.name, severity, f.message, f.line, f.column, f.end_line,
+                   f.end_column, f.fixes)
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _edit(edit: Edit, positions, lines: list[str], module: cst.Module) -> TextEdit:
+    rng = positions[edit.node]
+    start, end = rng.start, rng.end
+    if edit.kind == "replace":
+        return TextEdit(start.line, start.column, end.line, end.column, edit.text)
+    if edit.kind == "insert_after":
+        return TextEdit(end.line, end.column, end.line, end.column, edit.text)
+    if edit.kind == "insert_before":
+        return TextEdit(start.line, start.column, start.line, start.column, edit.text)
+    if edit.kind == "line_before":
+        indent = _indent_of(lines[start.line - 1])
+        return TextEdit(start.line, 0, start.line, 0, f"{indent}{edit.text}\n")
+    if edit.kind == "wrap":
+        first = lines[start.line - 1]
+        indent = _indent_of(first)
+        body = lines[start.line - 1:end.line]
+        new = [f"{indent}{edit.text}"] + [("    " + l) if l.strip() else l for l in body]
+        return TextEdit(start.line, 0, end.line, len(lines[end.line - 1]), "\n".join(new))
+    raise ValueError(f"unknown edit kind {edit.kind!r}")

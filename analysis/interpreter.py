@@ -1,0 +1,1107 @@
+"""A flow-sensitive walk over one chunk that keeps, per name, what is known
+about each tensor, and records the events rules read.
+
+It is an abstract interpreter: statements run in order over an `Env` of
+facts; both branches of an `if` run and are joined; a loop body runs twice (the
+second pass sees what the first left behind, as the second iteration would);
+functions run with unknown parameters. Nothing is guessed: an expression the
+interpreter does not understand gives `UNKNOWN`.
+
+It walks only the node types it needs instead of libcst's generic visitor
+dispatch, which costs more than the parse itself.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from itertools import count
+
+import libcst as cst
+
+from analysis import torch_api as api
+from analysis.events import (AttrAssignEvent, CallEvent, Context, GradAttr, InplaceEvent,
+                             LoopEvent, Trace)
+from analysis.facts import (UNKNOWN, FLOAT_DTYPES, ModuleValue, NumberValue, OptimizerValue,
+                            SequenceValue, TensorFacts, Unknown, Value, dtype_kind, join)
+from analysis.names import Names
+from analysis.summary import ModuleSummary
+
+
+@dataclass
+class Env:
+    names: dict = field(default_factory=dict)
+    # Graph nodes whose saved tensors a backward without retain_graph freed.
+    freed: frozenset = frozenset()
+
+    def copy(self) -> "Env":
+        return Env(dict(self.names), self.freed)
+
+    def joined(self, other: "Env") -> "Env":
+        names = {}
+        for key in self.names.keys() | other.names.keys():
+            a, b = self.names.get(key, UNKNOWN), other.names.get(key, UNKNOWN)
+            names[key] = join(a, b)
+        # A node is freed afterwards only if it is freed on both paths.
+        return Env(names, self.freed & other.freed)
+
+    def update_tensor(self, tid, new: TensorFacts) -> None:
+        """An in-place change reaches every name bound to the same tensor."""
+        for key, value in self.names.items():
+            if isinstance(value, TensorFacts) and value.tid == tid:
+                self.names[key] = new
+
+
+_BINARY_OPS = {
+    cst.Add: "add", cst.Subtract: "sub", cst.Multiply: "mul", cst.Divide: "div",
+    cst.Power: "pow", cst.MatrixMultiply: "matmul", cst.FloorDivide: "floor_divide",
+    cst.Modulo: "remainder",
+}
+_AUG_OPS = {
+    cst.AddAssign: "+=", cst.SubtractAssign: "-=", cst.MultiplyAssign: "*=",
+    cst.DivideAssign: "/=", cst.PowerAssign: "**=", cst.MatrixMultiplyAssign: "@=",
+}
+
+
+class Interpreter:
+    def __init__(self, summary: ModuleSummary, id_prefix: object):
+        self.summary = summary
+        self.trace = Trace()
+        self._ids = count(1)
+        self._prefix = id_prefix
+        # Facts of names as evaluated, for hovers: Name node -> value.
+        self.seen: dict[cst.CSTNode, Value] = {}
+
+    # -- identities -------------------------------------------------------------
+
+    def new_id(self):
+        return (self._prefix, next(self._ids))
+
+    # -- entry points -------------------------------------------------------------
+
+    def run_module(self, module: cst.Module, env: Env) -> Env:
+        names = Names(dict(self.summary.aliases))
+        ctx = Context(no_grad=False)
+        self._names = names
+        self.trace.torch_name = next((local for local, qual in names.aliases.items()
+                                      if qual == "torch"), None)
+        return self.run_block(module.body, env, ctx)
+
+    def run_function(self, node: cst.FunctionDef, outer_names: Names, ctx: Context) -> None:
+        saved_names = self._names
+        self._names = outer_names.child()
+        env = Env()
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            env.names[param.name.value] = UNKNOWN
+            self._names.shadow(param.name.value)
+        no_grad = ctx.no_grad
+        for deco in node.decorators:
+            mode = self._grad_mode_of(deco.decorator)
+            if mode is not None:
+                no_grad = mode
+        # Code inside a function runs when it is called: grad mode there is
+        # the caller's unless a decorator sets it.
+        if no_grad is False and not any(self._grad_mode_of(d.decorator) is not None
+                                        for d in node.decorators):
+            no_grad = None if ctx.function is not None else False
+        inner = Context(no_grad=no_grad, function=node)
+        self.run_block(node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body],
+                       env, inner)
+        self._names = saved_names
+
+    # -- statements -----------------------------------------------------------------
+
+    def run_block(self, statements, env: Env, ctx: Context) -> Env:
+        for stmt in statements:
+            env = self.run_statement(stmt, env, ctx)
+        return env
+
+    def run_statement(self, stmt, env: Env, ctx: Context) -> Env:
+        ctx = replace(ctx, stmt=stmt)
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self.run_small(small, env, ctx)
+            return env
+        if isinstance(stmt, cst.If):
+            self.eval(stmt.test, env, ctx)
+            then_env = self.run_block(stmt.body.body, env.copy(), ctx)
+            if stmt.orelse is None:
+                return then_env.joined(env)
+            if isinstance(stmt.orelse, cst.If):
+                else_env = self.run_statement(stmt.orelse, env.copy(), ctx)
+            else:
+                else_env = self.run_block(stmt.orelse.body.body, env.copy(), ctx)
+            return then_env.joined(else_env)
+        if isinstance(stmt, (cst.For, cst.While)):
+            return self.run_loop(stmt, env, ctx)
+        if isinstance(stmt, cst.With):
+            mode = ctx.no_grad
+            for item in stmt.items:
+                self.eval(item.item, env, ctx)
+                found = self._grad_mode_of(item.item)
+                if found is not None:
+                    mode = found
+                if item.asname is not None:
+                    self.bind(item.asname.name, UNKNOWN, env)
+            return self.run_block(stmt.body.body, env, replace(ctx, no_grad=mode))
+        if isinstance(stmt, cst.Try):
+            body_env = self.run_block(stmt.body.body, env.copy(), ctx)
+            out = body_env
+            for handler in stmt.handlers:
+                h_env = self.run_block(handler.body.body, env.copy(), ctx)
+                out = out.joined(h_env)
+            if stmt.orelse is not None:
+                out = self.run_block(stmt.orelse.body.body, out, ctx)
+            if stmt.finalbody is not None:
+                out = self.run_block(stmt.finalbody.body.body, out, ctx)
+            return out
+        if isinstance(stmt, cst.FunctionDef):
+            self.run_function(stmt, self._names, ctx)
+            env.names[stmt.name.value] = UNKNOWN
+            return env
+        if isinstance(stmt, cst.ClassDef):
+            for inner in stmt.body.body:
+                if isinstance(inner, cst.FunctionDef):
+                    self.run_function(inner, self._names, ctx)
+            env.names[stmt.name.value] = UNKNOWN
+            return env
+        # match statements and anything newer: unknown effects on the names it binds
+        return env
+
+    def run_loop(self, stmt, env: Env, ctx: Context) -> Env:
+        self.trace.events.append(LoopEvent(stmt, ctx))
+        loops = ctx.loops + (stmt,)
+        if isinstance(stmt, cst.For):
+            iterable = self.eval(stmt.iter, env, ctx)
+        else:
+            self.eval(stmt.test, env, ctx)
+            iterable = UNKNOWN
+        current = env.copy()
+        for loop_pass in (0, 1):
+            inner = replace(ctx, loops=loops, loop_pass=loop_pass)
+            if isinstance(stmt, cst.For):
+                self.bind(stmt.target, self._element_of(iterable, inner), current)
+            current = self.run_block(stmt.body.body, current, inner)
+        out = current.joined(env)
+        if stmt.orelse is not None:
+            out = self.run_block(stmt.orelse.body.body, out, ctx)
+        return out
+
+    def _element_of(self, iterable: Value, ctx: Context) -> Value:
+        if isinstance(iterable, _RangeValue):
+            return NumberValue("int")
+        if isinstance(iterable, _Enumerated):
+            return SequenceValue((NumberValue("int"), self._element_of(iterable.inner, ctx)))
+        if isinstance(iterable, TensorFacts):
+            return self.element(iterable, None, ctx)
+        return UNKNOWN
+
+    def run_small(self, small, env: Env, ctx: Context) -> None:
+        if isinstance(small, cst.Expr):
+            self.eval(small.value, env, ctx, used=False)
+        elif isinstance(small, cst.Assign):
+            value = self.eval(small.value, env, ctx)
+            for target in small.targets:
+                self.assign(target.target, value, small.value, env, ctx)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self.eval(small.value, env, ctx)
+                self.assign(small.target, value, small.value, env, ctx)
+        elif isinstance(small, cst.AugAssign):
+            self.run_augassign(small, env, ctx)
+        elif isinstance(small, cst.Return):
+            if small.value is not None:
+                self.eval(small.value, env, ctx)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            self._names.add_import(small)
+            for alias in small.names if not isinstance(small.names, cst.ImportStar) else ():
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(bound, cst.Name):
+                    env.names.pop(bound.value, None)
+        elif isinstance(small, cst.Del):
+            if isinstance(small.target, cst.Name):
+                env.names.pop(small.target.value, None)
+            elif isinstance(small.target, cst.Attribute) and small.target.attr.value == "grad":
+                owner = self.eval(small.target.value, env, ctx)
+                if isinstance(owner, TensorFacts):
+                    env.update_tensor(owner.tid, replace(owner, grad="none"))
+        elif isinstance(small, (cst.Global, cst.Nonlocal)):
+            for item in small.names:
+                env.names[item.name.value] = UNKNOWN
+
+    def run_augassign(self, small: cst.AugAssign, env: Env, ctx: Context) -> None:
+        target = self.eval(small.target, env, ctx)
+        operand = self.eval(small.value, env, ctx)
+        op = _AUG_OPS.get(type(small.operator), "op=")
+        if isinstance(target, TensorFacts):
+            self.trace.events.append(InplaceEvent(small, ctx, target, small.target, op))
+            result = self.inplace_result(target, operand, ctx)
+            self.assign(small.target, result, small, env, ctx, rebinding=True)
+            env.update_tensor(target.tid, result)
+        elif isinstance(target, NumberValue) and isinstance(operand, TensorFacts):
+            # `total += loss`: the name now holds a tensor
+            result = self.binary("add", target, operand, ctx)
+            self.assign(small.target, result, small, env, ctx)
+        else:
+            self.assign(small.target, UNKNOWN if not isinstance(target, NumberValue) else target,
+                        small, env, ctx)
+
+    # -- binding -------------------------------------------------------------------
+
+    def assign(self, target, value: Value, value_node, env: Env, ctx: Context,
+               rebinding: bool = False) -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target, value, env)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.items if isinstance(value, SequenceValue) else None
+            elements = [e for e in target.elements]
+            if items is not None and len(items) == len(elements) and \
+                    not any(isinstance(e, cst.StarredElement) for e in elements):
+                for element, item in zip(elements, items):
+                    self.assign(element.value, item, value_node, env, ctx)
+            else:
+                for element in elements:
+                    self.assign(element.value, UNKNOWN, value_node, env, ctx)
+        elif isinstance(target, cst.Attribute):
+            receiver = self.eval(target.value, env, ctx)
+            attr = target.attr.value
+            self.trace.events.append(AttrAssignEvent(target, ctx, receiver, attr, value, value_node))
+            if isinstance(receiver, TensorFacts):
+                self._apply_attr_assign(receiver, attr, value, value_node, env)
+        elif isinstance(target, cst.Subscript):
+            receiver = self.eval(target.value, env, ctx)
+            for element in target.slice:
+                if isinstance(element.slice, cst.Index):
+                    self.eval(element.slice.value, env, ctx)
+            if isinstance(receiver, TensorFacts) and not rebinding:
+                self.trace.events.append(InplaceEvent(target, ctx, receiver, target.value, "setitem"))
+                env.update_tensor(receiver.tid, self.inplace_result(receiver, value, ctx))
+        elif isinstance(target, cst.StarredElement):
+            self.assign(target.value, UNKNOWN, value_node, env, ctx)
+
+    def bind(self, target, value: Value, env: Env) -> None:
+        if isinstance(target, cst.Name):
+            env.names[target.value] = value
+            self._names.shadow(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.items if isinstance(value, SequenceValue) else None
+            if items is not None and len(items) == len(target.elements):
+                for element, item in zip(target.elements, items):
+                    self.bind(element.value, item, env)
+            else:
+                for element in target.elements:
+                    self.bind(element.value, UNKNOWN, env)
+
+    def _apply_attr_assign(self, tensor: TensorFacts, attr: str, value: Value, value_node, env: Env):
+        if attr == "grad":
+            is_none = isinstance(value_node, cst.Name) and value_node.value == "None"
+            env.update_tensor(tensor.tid, replace(tensor, grad="none" if is_none else None))
+        elif attr == "requires_grad":
+            flag = _literal_bool(value_node)
+            if tensor.is_leaf is True and flag is not None and dtype_kind(tensor.dtype) in ("float", "complex"):
+                env.update_tensor(tensor.tid, replace(
+                    tensor, requires_grad=flag, no_grad_reason=None if flag else "never",
+                    grad="none" if flag and tensor.grad is None else tensor.grad,
+                    leaves=frozenset({tensor.tid}) if flag else frozenset()))
+            elif flag is None or tensor.is_leaf is not False:
+                env.update_tensor(tensor.tid, replace(tensor, requires_grad=None))
+        elif attr == "data":
+            env.update_tensor(tensor.tid, replace(tensor, shape=None, dtype=None))
+
+    # -- expressions -----------------------------------------------------------------
+
+    def eval(self, node, env: Env, ctx: Context, used: bool = True) -> Value:
+        if isinstance(node, cst.Name):
+            value = env.names.get(node.value, UNKNOWN)
+            self.seen[node] = value
+            return value
+        if isinstance(node, cst.Call):
+            return self.eval_call(node, env, ctx, used)
+        if isinstance(node, cst.Attribute):
+            return self.eval_attribute(node, env, ctx)
+        if isinstance(node, cst.BinaryOperation):
+            left = self.eval(node.left, env, ctx)
+            right = self.eval(node.right, env, ctx)
+            op = _BINARY_OPS.get(type(node.operator))
+            return self.binary(op, left, right, ctx) if op else UNKNOWN
+        if isinstance(node, cst.UnaryOperation):
+            operand = self.eval(node.expression, env, ctx)
+            if isinstance(node.operator, cst.Minus):
+                if isinstance(operand, TensorFacts):
+                    return self.derived("neg", [operand], ctx, shape=operand.shape, dtype=operand.dtype)
+                return operand if isinstance(operand, NumberValue) else UNKNOWN
+            if isinstance(node.operator, cst.Not):
+                return NumberValue("bool")
+            return operand if isinstance(operand, NumberValue) else UNKNOWN
+        if isinstance(node, cst.Integer):
+            return NumberValue("int", _literal_number(node.value))
+        if isinstance(node, cst.Float):
+            return NumberValue("float", _literal_number(node.value))
+        if isinstance(node, cst.Imaginary):
+            return NumberValue("complex")
+        if isinstance(node, (cst.Tuple, cst.List)):
+            items = []
+            for element in node.elements:
+                value = self.eval(element.value, env, ctx)
+                if isinstance(element, cst.StarredElement):
+                    return UNKNOWN
+                items.append(value)
+            return SequenceValue(tuple(items))
+        if isinstance(node, cst.Subscript):
+            return self.eval_subscript(node, env, ctx)
+        if isinstance(node, cst.Comparison):
+            values = [self.eval(node.left, env, ctx)]
+            values += [self.eval(c.comparator, env, ctx) for c in node.comparisons]
+            tensors = [v for v in values if isinstance(v, TensorFacts)]
+            if tensors and all(isinstance(v, (TensorFacts, NumberValue)) for v in values):
+                return self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype="bool",
+                                       shape=_broadcast(*[_shape_of(v) for v in values]),
+                                       reason="never")
+            return UNKNOWN
+        if isinstance(node, cst.IfExp):
+            self.eval(node.test, env, ctx)
+            return join(self.eval(node.body, env, ctx), self.eval(node.orelse, env, ctx))
+        if isinstance(node, (cst.Lambda, cst.SimpleString, cst.ConcatenatedString)):
+            return UNKNOWN
+        # Anything else: look inside for calls (their events matter), know nothing of the result.
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                self.eval(child, env, ctx)
+            elif isinstance(child, (cst.Arg, cst.Element, cst.CompFor, cst.DictElement,
+                                    cst.FormattedStringExpression)):
+                for sub in child.children:
+                    if isinstance(sub, cst.BaseExpression):
+                        self.eval(sub, env, ctx)
+        return UNKNOWN
+
+    def eval_attribute(self, node: cst.Attribute, env: Env, ctx: Context) -> Value:
+        if self._names.qualname(node) is not None:
+            return UNKNOWN        # a torch name such as torch.float32
+        receiver = self.eval(node.value, env, ctx)
+        attr = node.attr.value
+        if isinstance(receiver, TensorFacts):
+            if attr == "grad":
+                return GradAttr(receiver)
+            if attr == "data":
+                return self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype=receiver.dtype,
+                                       shape=receiver.shape, reason="detach",
+                                       device=receiver.device)
+            if attr == "T":
+                return self.derived("t", [receiver], ctx, shape=None, dtype=receiver.dtype)
+            return UNKNOWN
+        if isinstance(receiver, GradAttr) and attr == "data":
+            return GradAttr(receiver.owner, via_data=True)
+        return UNKNOWN
+
+    def eval_subscript(self, node: cst.Subscript, env: Env, ctx: Context) -> Value:
+        base = self.eval(node.value, env, ctx)
+        index = None
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                value = self.eval(element.slice.value, env, ctx)
+                if len(node.slice) == 1 and isinstance(value, NumberValue):
+                    index = value
+            else:
+                for part in (element.slice.lower, element.slice.upper, element.slice.step):
+                    if part is not None:
+                        self.eval(part, env, ctx)
+        if isinstance(base, SequenceValue) and index is not None and isinstance(index.value, int):
+            if -len(base.items) <= index.value < len(base.items):
+                return base.items[index.value]
+            return UNKNOWN
+        if isinstance(base, _GradResult):
+            return base.item
+        if isinstance(base, TensorFacts):
+            simple = index is not None and index.kind == "int"
+            return self.element(base, simple, ctx)
+        return UNKNOWN
+
+    def element(self, base: TensorFacts, int_index: bool | None, ctx: Context) -> TensorFacts:
+        """`t[i]` (an integer index) or an item of iterating over `t`."""
+        shape = None
+        if base.shape is not None and len(base.shape) >= 1 and (int_index or int_index is None):
+            shape = base.shape[1:]
+        requires = base.requires_grad
+        return TensorFacts(
+            tid=self.new_id(), requires_grad=requires,
+            is_leaf=(not requires) if requires is not None else None,
+            dtype=base.dtype, shape=shape,
+            grad_fn="SelectBackward0" if requires else None,
+            saved_nodes=base.saved_nodes, leaves=base.leaves, opaque=base.opaque,
+            no_grad_reason=base.no_grad_reason if requires is False else None,
+            grad=None, device=base.device, made_in_loop=self._loop_id(ctx),
+            element_of=base.tid)
+
+    # -- calls ---------------------------------------------------------------------
+
+    def eval_call(self, node: cst.Call, env: Env, ctx: Context, used: bool) -> Value:
+        func = node.func
+        qualname = self._names.qualname(func)
+        method = None
+        receiver = None
+        if qualname is None and isinstance(func, cst.Attribute):
+            method = func.attr.value
+            receiver = self.eval(func.value, env, ctx)
+        args, kwargs = [], {}
+        for arg in node.args:
+            value = self.eval(arg.value, env, ctx)
+            if arg.keyword is not None:
+                kwargs[arg.keyword.value] = value
+            elif arg.star == "":
+                args.append(value)
+            else:
+                args.append(UNKNOWN)
+        summary = None
+        if qualname is None and isinstance(func, cst.Name):
+            summary = self.summary.effects(func.value) if func.value not in env.names else None
+        result = self.call_result(node, qualname, method, receiver, args, kwargs, env, ctx)
+        event = CallEvent(node, ctx, qualname, method, receiver, tuple(args), kwargs, result, used,
+                          env.freed, summary)
+        self.trace.events.append(event)
+        self.apply_call_effects(event, env)
+        if qualname is None and isinstance(func, cst.Name) and func.value in env.names:
+            target = env.names[func.value]
+            if isinstance(target, ModuleValue):
+                return self.module_call(target, args, kwargs, ctx)
+        return result
+
+    def call_result(self, node, qualname, method, receiver, args, kwargs, env, ctx) -> Value:
+        if qualname is not None:
+            return self.torch_call(node, qualname, args, kwargs, env, ctx)
+        if method is not None:
+            if isinstance(receiver, TensorFacts):
+                return self.tensor_method(node, receiver, method, args, kwargs, env, ctx)
+            if isinstance(receiver, GradAttr):
+                owner = receiver.owner
+                as_tensor = TensorFacts(tid=self.new_id(), requires_grad=False, is_leaf=True,
+                                        dtype=owner.dtype, shape=owner.shape,
+                                        no_grad_reason="grad_result", opaque=False)
+                if method == "backward":
+                    return UNKNOWN
+                return self.tensor_method(node, as_tensor, method, args, kwargs, env, ctx)
+            if method == "parameters" and isinstance(receiver, ModuleValue):
+                return _Parameters(receiver.mid)
+            return UNKNOWN
+        func = node.func
+        if isinstance(func, cst.Name):
+            if func.value == "range":
+                return _RangeValue()
+            if func.value == "enumerate" and args:
+                return _Enumerated(args[0])
+            if func.value in ("float", "int", "bool"):
+                return NumberValue(func.value)
+            target = env.names.get(func.value)
+            if isinstance(target, ModuleValue):
+                return self.module_call(target, args, kwargs, ctx)
+        return UNKNOWN
+
+    def apply_call_effects(self, event: CallEvent, env: Env) -> None:
+        method, receiver = event.method, event.receiver
+        if method == "backward" and isinstance(receiver, TensorFacts) and not event.args[1:2]:
+            retain = _kwarg_bool(event.node, "retain_graph")
+            create = _kwarg_bool(event.node, "create_graph")
+            if retain is False or (retain is None and not _has_kwarg(event.node, "retain_graph")
+                                   and create is not True):
+                env.freed = env.freed | receiver.saved_nodes
+            self._grads_reached(receiver, env)
+        elif event.qualname == "torch.autograd.grad":
+            retain = _kwarg_bool(event.node, "retain_graph")
+            create = _kwarg_bool(event.node, "create_graph")
+            outputs = event.args[0] if event.args else event.kwargs.get("outputs")
+            if isinstance(outputs, TensorFacts) and not _has_kwarg(event.node, "retain_graph") \
+                    and create is not True:
+                env.freed = env.freed | outputs.saved_nodes
+        elif method == "zero_grad" and isinstance(receiver, OptimizerValue):
+            set_to_none = _kwarg_bool(event.node, "set_to_none")
+            if set_to_none is not False and not _has_positional(event.node):
+                for key, value in list(env.names.items()):
+                    if isinstance(value, TensorFacts) and value.tid in receiver.tensors:
+                        env.names[key] = replace(value, grad="none")
+        elif method is not None and method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE \
+                and isinstance(receiver, TensorFacts):
+            self.trace.events.append(InplaceEvent(event.node, event.ctx, receiver,
+                                                  event.node.func.value, method))
+        elif method == "requires_grad_" and isinstance(receiver, TensorFacts):
+            flag = _first_arg_bool(event.node, "requires_grad", default=True)
+            if receiver.is_leaf is not False:
+                kind = dtype_kind(receiver.dtype)
+                if flag is None or kind not in ("float", "complex"):
+                    new = replace(receiver, requires_grad=None if kind is None or flag is None
+                                  else receiver.requires_grad)
+                else:
+                    new = replace(receiver, requires_grad=flag, is_leaf=True,
+                                  no_grad_reason=None if flag else "never",
+                                  leaves=frozenset({receiver.tid}) if flag else frozenset(),
+                                  grad="none" if receiver.grad is None else receiver.grad,
+                                  opaque=False if flag else receiver.opaque)
+                env.update_tensor(receiver.tid, new)
+        elif event.qualname is None and event.method is None and event.callee_summary is None \
+                and isinstance(event.node.func, cst.Name):
+            # A function we cannot see may run backward on anything it was given.
+            for value in event.args:
+                if isinstance(value, TensorFacts):
+                    env.update_tensor(value.tid, replace(value, grad=None))
+        if event.callee_summary is not None and event.callee_summary.calls_backward:
+            for key, value in list(env.names.items()):
+                if isinstance(value, TensorFacts) and value.grad == "none":
+                    env.names[key] = replace(value, grad=None)
+
+    def _grads_reached(self, output: TensorFacts, env: Env) -> None:
+        """After `output.backward()`: the leaves in its history have a `.grad`."""
+        for key, value in list(env.names.items()):
+            if not isinstance(value, TensorFacts):
+                continue
+            if value.tid in output.leaves:
+                env.names[key] = replace(value, grad="set")
+            elif value.grad == "none" and output.opaque:
+                env.names[key] = replace(value, grad=None)
+
+    # -- torch functions ------------------------------------------------------------
+
+    def torch_call(self, node, qualname, args, kwargs, env, ctx) -> Value:
+        name = qualname.rsplit(".", 1)[-1]
+        if qualname in api.FACTORIES or qualname in api.DATA_FACTORIES or qualname in api.LIKE_FACTORIES:
+            return self.factory(node, qualname, args, kwargs, ctx)
+        if qualname == "torch.nn.Parameter" or qualname == "torch.nn.parameter.Parameter":
+            base = args[0] if args else kwargs.get("data", UNKNOWN)
+            flag = _first_arg_bool(node, "requires_grad", default=True, position=1)
+            return self.new_tensor(ctx, requires_grad=flag, is_leaf=True,
+                                   dtype=base.dtype if isinstance(base, TensorFacts) else None,
+                                   shape=base.shape if isinstance(base, TensorFacts) else None,
+                                   ignore_no_grad=True)
+        if qualname == "torch.autograd.grad":
+            outputs = args[0] if args else kwargs.get("outputs", UNKNOWN)
+            create = _kwarg_bool(node, "create_graph")
+            inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
+            shape = inputs.shape if isinstance(inputs, TensorFacts) else None
+            dtype = inputs.dtype if isinstance(inputs, TensorFacts) else None
+            if create is True:
+                item = self.new_tensor(ctx, requires_grad=None, is_leaf=None, dtype=dtype, shape=shape)
+            elif create is None and _has_kwarg(node, "create_graph"):
+                item = UNKNOWN
+            else:
+                item = self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype=dtype,
+                                       shape=shape, reason="grad_result")
+            return _GradResult(item)
+        if qualname.startswith("torch.nn.") and qualname.count(".") == 2:
+            return self.nn_class(node, name, args, kwargs)
+        if qualname.startswith("torch.optim.") and name in api.OPTIMIZERS:
+            return self.optimizer(args, kwargs, env)
+        if qualname.startswith("torch.nn.functional.") and name in api.FUNCTIONAL_LOSSES:
+            reduction = _kwarg_str(node, "reduction")
+            scalar = reduction is None and not _has_kwarg(node, "reduction") or reduction in ("mean", "sum", "batchmean")
+            tensors = [v for v in args if isinstance(v, TensorFacts)]
+            return self.derived(name, list(args), ctx, shape=() if scalar else None,
+                                dtype=_float_of(tensors), saves=True)
+        parent, _, _ = qualname.rpartition(".")
+        if parent in ("torch", "torch.nn.functional", "torch.special") and args:
+            first = args[0]
+            if name in api.REDUCTIONS and isinstance(first, TensorFacts):
+                has_dim = len(args) > 1 or "dim" in kwargs
+                return self.derived(name, [first], ctx, shape=None if has_dim else (),
+                                    dtype=first.dtype)
+            if name in api.UNARY_OPS and isinstance(first, TensorFacts):
+                if name in ("mul", "div", "add", "sub", "pow") and len(args) > 1:
+                    return self.binary(name, first, args[1], ctx)
+                return self.derived(name, [first], ctx, shape=first.shape, dtype=first.dtype)
+            if name in ("matmul", "mm", "mv", "bmm") and len(args) > 1:
+                return self.binary("matmul", args[0], args[1], ctx)
+            if name in ("cat", "stack") and isinstance(first, SequenceValue):
+                return self.derived(name, list(first.items), ctx, shape=None,
+                                    dtype=_float_of([v for v in first.items if isinstance(v, TensorFacts)]))
+        return UNKNOWN
+
+    def factory(self, node, qualname, args, kwargs, ctx) -> Value:
+        requires = _first_arg_bool(node, "requires_grad", default=False, position=None)
+        dtype_node = _kwarg_node(node, "dtype")
+        dtype = None
+        if dtype_node is not None:
+            dtype = api.DTYPES.get(self._names.qualname(dtype_node) or "")
+        shape = None
+        if qualname in api.LIKE_FACTORIES:
+            base = args[0] if args else UNKNOWN
+            if isinstance(base, TensorFacts):
+                shape = base.shape
+                dtype = dtype or base.dtype
+            if dtype_node is None and not isinstance(base, TensorFacts):
+                dtype = None
+        elif qualname in api.DATA_FACTORIES:
+            data = args[0] if args else UNKNOWN
+            shape, data_dtype = _literal_shape_dtype(node.args[0].value if node.args else None)
+            if data_dtype == "float32" and self.summary.changes_default_dtype:
+                data_dtype = None
+            if isinstance(data, TensorFacts):
+                shape, data_dtype = data.shape, data.dtype
+            dtype = dtype or (data_dtype if dtype_node is None else None)
+        else:
+            default = api.FACTORIES[qualname]
+            if qualname == "torch.arange":
+                default = _arange_dtype(args)
+            elif qualname == "torch.full" and len(args) > 1 and isinstance(args[1], NumberValue):
+                default = {"int": "int64", "bool": "bool", "float": "float32"}.get(args[1].kind)
+            if default in FLOAT_DTYPES and self.summary.changes_default_dtype:
+                default = None
+            if dtype_node is None:
+                dtype = default
+            shape = _factory_shape(qualname, node, args)
+        return self.new_tensor(ctx, requires_grad=bool(requires) if requires is not None else None,
+                               is_leaf=True, dtype=dtype, shape=shape,
+                               reason=None if requires else ("rewrap" if qualname in api.DATA_FACTORIES
+                                                             else "never"),
+                               ignore_no_grad=True)
+
+    def nn_class(self, node, name, args, kwargs) -> Value:
+        if name in api.NN_LAYERS_WITH_PARAMS:
+            return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=True,
+                               params_require_grad=True, saves=True)
+        if name in api.NN_LAYERS_WITHOUT_PARAMS:
+            return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=False,
+                               params_require_grad=None, saves=None)
+        if name in api.NN_LOSSES:
+            reduction = _kwarg_str(node, "reduction")
+            reduces = not _has_kwarg(node, "reduction") or reduction in ("mean", "sum", "batchmean")
+            return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=False,
+                               params_require_grad=None, saves=True, loss_reduces=reduces)
+        if name == "Sequential":
+            layers = [a for a in args if isinstance(a, ModuleValue)]
+            if len(layers) == len(args) and layers:
+                has = any(l.has_params for l in layers)
+                return ModuleValue(self.new_id(), "torch.nn.Sequential", has_params=has,
+                                   params_require_grad=True if has else None,
+                                   saves=True if has else None)
+            return ModuleValue(self.new_id(), "torch.nn.Sequential", has_params=None,
+                               params_require_grad=None)
+        return UNKNOWN
+
+    def optimizer(self, args, kwargs, env) -> Value:
+        params = args[0] if args else kwargs.get("params", UNKNOWN)
+        if isinstance(params, _Parameters):
+            return OptimizerValue(self.new_id(), modules=frozenset({params.mid}), opaque=False)
+        if isinstance(params, SequenceValue) and all(isinstance(v, TensorFacts) for v in params.items):
+            return OptimizerValue(self.new_id(), tensors=frozenset(v.tid for v in params.items),
+                                  opaque=False)
+        return OptimizerValue(self.new_id())
+
+    def module_call(self, module: ModuleValue, args, kwargs, ctx) -> Value:
+        inputs = [v for v in args if isinstance(v, TensorFacts)]
+        if module.loss_reduces is not None:
+            return self.derived(module.cls.rsplit(".", 1)[-1], list(args), ctx,
+                                shape=() if module.loss_reduces else None,
+                                dtype=_float_of(inputs), saves=True)
+        if module.has_params and module.params_require_grad is True:
+            if ctx.no_grad is True:
+                return self.new_tensor(ctx, requires_grad=False, is_leaf=True, reason="no_grad")
+            if ctx.no_grad is None:
+                return self.new_tensor(ctx, requires_grad=None, is_leaf=None)
+            # The parameters are leaves we do not track by name: the history is opaque.
+            out = self.derived("module", list(args), ctx, shape=None, dtype=_float_of(inputs),
+                               saves=True)
+            return replace(out, requires_grad=True, is_leaf=False, opaque=True,
+                           no_grad_reason=None, grad_fn=None)
+        if module.has_params is False and module.loss_reduces is None:
+            return self.derived("module", list(args), ctx, shape=None, dtype=_float_of(inputs),
+                                saves=module.saves)
+        return UNKNOWN
+
+    # -- tensor methods --------------------------------------------------------------
+
+    def tensor_method(self, node, t: TensorFacts, method, args, kwargs, env, ctx) -> Value:
+        if method == "backward":
+            return UNKNOWN
+        if method == "detach":
+            return self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype=t.dtype,
+                                   shape=t.shape, reason="detach", device=t.device)
+        if method in ("item", "tolist"):
+            kind = dtype_kind(t.dtype)
+            return NumberValue(kind) if method == "item" and kind in ("float", "int", "bool") else UNKNOWN
+        if method == "numpy":
+            return UNKNOWN
+        if method == "requires_grad_":
+            return t     # the effect on the tensor is applied with the call's effects
+        if method in ("retain_grad", "zero_grad"):
+            return UNKNOWN
+        if method in api.DTYPE_METHODS and not args:
+            return self.converted(t, api.DTYPE_METHODS[method], t.device, method, ctx)
+        if method in ("to", "type"):
+            dtype = None
+            for value_node in _positional_nodes(node) + ([_kwarg_node(node, "dtype")] if _kwarg_node(node, "dtype") else []):
+                found = api.DTYPES.get(self._names.qualname(value_node) or "")
+                if found:
+                    dtype = found
+            if dtype is not None and len(node.args) == 1:
+                return self.converted(t, dtype, t.device, "to", ctx)
+            return self.converted(t, None, None, "to", ctx)
+        if method in ("cuda", "cpu"):
+            return self.converted(t, t.dtype, method, method, ctx)
+        if method == "clone":
+            return self.derived("clone", [t], ctx, shape=t.shape, dtype=t.dtype)
+        if method in api.REDUCTIONS:
+            has_dim = bool(args) or "dim" in kwargs
+            return self.derived(method, [t], ctx, shape=None if has_dim else (), dtype=t.dtype)
+        if method in ("mul", "div", "add", "sub", "pow", "matmul", "mm", "mv") and args:
+            return self.binary("matmul" if method in ("mm", "mv") else method, t, args[0], ctx)
+        if method in api.UNARY_OPS:
+            return self.derived(method, [t], ctx, shape=t.shape, dtype=t.dtype)
+        if method in api.SHAPE_OPS:
+            return self.derived(method, [t, *args], ctx, shape=None, dtype=t.dtype)
+        if method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE:
+            return t
+        return UNKNOWN
+
+    def converted(self, t: TensorFacts, dtype, device, op, ctx) -> Value:
+        """`.double()`, `.to(...)`, `.cuda()`: the same tensor when nothing changes."""
+        if dtype is not None and dtype == t.dtype and (device == t.device or device is None and op != "to"):
+            return t
+        if dtype is None or t.dtype is None:
+            return self.derived(op, [t], ctx, shape=t.shape, dtype=dtype) if t.requires_grad is not True \
+                else replace(self.derived(op, [t], ctx, shape=t.shape, dtype=dtype), is_leaf=None)
+        return self.derived(op, [t], ctx, shape=t.shape, dtype=dtype)
+
+    # -- building values ---------------------------------------------------------------
+
+    def new_tensor(self, ctx, requires_grad, is_leaf, dtype=None, shape=None, reason=None,
+                   device=None, ignore_no_grad=False) -> TensorFacts:
+        if not ignore_no_grad and ctx.no_grad is True:
+            requires_grad, is_leaf, reason = False, True, "no_grad"
+        tid = self.new_id()
+        return TensorFacts(
+            tid=tid, requires_grad=requires_grad, is_leaf=is_leaf, dtype=dtype, shape=shape,
+            grad_fn=None if is_leaf else None,
+            leaves=frozenset({tid}) if requires_grad and is_leaf else frozenset(),
+            opaque=requires_grad is None or is_leaf is None,
+            no_grad_reason=reason if requires_grad is False else None,
+            grad="none" if requires_grad and is_leaf else None,
+            device=device, made_in_loop=self._loop_id(ctx))
+
+    def derived(self, op: str, inputs: list, ctx: Context, shape, dtype, saves=None) -> Value:
+        """The result of an op on `inputs` (tensors, numbers or unknowns)."""
+        tensors = [v for v in inputs if isinstance(v, TensorFacts)]
+        unknown = [v for v in inputs if not isinstance(v, (TensorFacts, NumberValue))]
+        if not tensors and unknown:
+            return UNKNOWN
+        if ctx.no_grad is True:
+            return self.new_tensor(ctx, False, True, dtype, shape, "no_grad")
+        flags = [t.requires_grad for t in tensors]
+        if any(f is True for f in flags):
+            requires = True if ctx.no_grad is False else None
+        elif all(f is False for f in flags) and not unknown:
+            requires = False if ctx.no_grad is False else False
+        else:
+            requires = None
+        if requires is False:
+            reasons = {t.no_grad_reason for t in tensors}
+            reason = reasons.pop() if len(reasons) == 1 else "never"
+            return self.new_tensor(ctx, False, True, dtype, shape, reason)
+        if saves is None:
+            saves = op not in api.NON_SAVING_OPS
+        saved = frozenset().union(*(t.saved_nodes for t in tensors))
+        if saves and requires:
+            saved = saved | {self.new_id()}
+        opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
+        tid = self.new_id()
+        return TensorFacts(
+            tid=tid, requires_grad=requires,
+            is_leaf=False if requires else None,
+            dtype=dtype, shape=shape,
+            grad_fn=api.grad_fn_name(op) if requires else None,
+            saved_nodes=saved,
+            leaves=frozenset().union(*(t.leaves for t in tensors)),
+            opaque=opaque, no_grad_reason=None, grad=None,
+            device=_same([t.device for t in tensors]),
+            made_in_loop=self._loop_id(ctx))
+
+    def binary(self, op: str, left: Value, right: Value, ctx: Context) -> Value:
+        if not isinstance(left, TensorFacts) and not isinstance(right, TensorFacts):
+            if isinstance(left, NumberValue) and isinstance(right, NumberValue):
+                kind = "float" if "float" in (left.kind, right.kind) or op == "div" else left.kind
+                return NumberValue(kind)
+            return UNKNOWN
+        if op == "matmul":
+            shape = _matmul_shape(_shape_of(left), _shape_of(right))
+        else:
+            shape = _broadcast(_shape_of(left), _shape_of(right))
+        dtype = _promote(left, right, op)
+        out = self.derived(op, [left, right], ctx, shape=shape, dtype=dtype)
+        if op == "matmul" and isinstance(out, TensorFacts) and out.requires_grad:
+            name = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
+                (len(_shape_of(left) or ()), len(_shape_of(right) or ())))
+            out = replace(out, grad_fn=name)
+        return out
+
+    def inplace_result(self, target: TensorFacts, operand: Value, ctx: Context) -> TensorFacts:
+        if ctx.no_grad is True:
+            return target
+        if isinstance(operand, TensorFacts) and operand.requires_grad and target.requires_grad is False:
+            return replace(target, requires_grad=True, is_leaf=False, opaque=True, no_grad_reason=None)
+        if not isinstance(operand, (TensorFacts, NumberValue)) and target.requires_grad is False:
+            return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None)
+        return target
+
+    # -- helpers ---------------------------------------------------------------------
+
+    @staticmethod
+    def _loop_id(ctx: Context):
+        return id(ctx.loop) if ctx.loop is not None else None
+
+    def _grad_mode_of(self, expr) -> bool | None:
+        """True for no_grad/inference_mode, False for enable_grad, None otherwise."""
+        call = expr if isinstance(expr, cst.Call) else None
+        qual = self._names.qualname(call.func if call else expr)
+        if qual is None:
+            return None
+        if qual == "torch.no_grad":
+            return True
+        if qual == "torch.inference_mode":
+            if call is not None and call.args:
+                flag = _literal_bool(call.args[0].value)
+                return flag
+            return True
+        if qual == "torch.enable_grad":
+            return False
+        if qual == "torch.set_grad_enabled" and call is not None and call.args:
+            flag = _literal_bool(call.args[0].value)
+            return None if flag is None else not flag
+        return None
+
+
+# -- small values the interpreter uses internally ----------------------------------------
+
+@dataclass(frozen=True)
+class _RangeValue(Unknown):
+    pass
+
+
+@dataclass(frozen=True)
+class _Enumerated(Unknown):
+    inner: Value = UNKNOWN
+
+
+@dataclass(frozen=True)
+class _Parameters(Unknown):
+    mid: object = None
+
+
+@dataclass(frozen=True)
+class _GradResult(Unknown):
+    """The tuple `torch.autograd.grad` returns; every item is like `item`."""
+    item: Value = UNKNOWN
+
+
+# -- literal helpers -------------------------------------------------------------------
+
+def _literal_number(text: str):
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        try:
+            return float(text.replace("_", ""))
+        except ValueError:
+            return None
+
+
+def _literal_bool(node) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def _kwarg_node(call: cst.Call, name: str):
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    return None
+
+
+def _has_kwarg(call: cst.Call, name: str) -> bool:
+    return _kwarg_node(call, name) is not None or any(arg.star == "**" for arg in call.args)
+
+
+def _has_positional(call: cst.Call) -> bool:
+    return any(arg.keyword is None for arg in call.args)
+
+
+def _kwarg_bool(call: cst.Call, name: str) -> bool | None:
+    node = _kwarg_node(call, name)
+    return _literal_bool(node) if node is not None else None
+
+
+def _kwarg_str(call: cst.Call, name: str) -> str | None:
+    node = _kwarg_node(call, name)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    return None
+
+
+def _first_arg_bool(call: cst.Call, name: str, default, position: int | None = 0):
+    """A bool argument given by keyword or at `position`; `default` when absent,
+    None when present but not a literal."""
+    node = _kwarg_node(call, name)
+    if node is None and position is not None:
+        positional = _positional_nodes(call)
+        node = positional[position] if len(positional) > position else None
+    if node is None:
+        return None if any(arg.star == "**" for arg in call.args) else default
+    return _literal_bool(node)
+
+
+def _positional_nodes(call: cst.Call) -> list:
+    return [arg.value for arg in call.args if arg.keyword is None and arg.star == ""]
+
+
+def _literal_shape_dtype(node) -> tuple:
+    """Shape and dtype of the data literal given to `torch.tensor`."""
+    if node is None:
+        return None, None
+    if isinstance(node, cst.Integer):
+        return (), "int64"
+    if isinstance(node, cst.Float):
+        return (), "float32"
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return (), "bool"
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _literal_shape_dtype(node.expression)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        if not node.elements:
+            return (0,), "float32"
+        parts = [_literal_shape_dtype(e.value) for e in node.elements]
+        shapes = {p[0] for p in parts}
+        dtypes = {p[1] for p in parts}
+        shape = (len(parts),) + shapes.pop() if len(shapes) == 1 and None not in shapes else None
+        if None in dtypes:
+            dtype = None
+        elif "float32" in dtypes:
+            dtype = "float32"
+        elif "int64" in dtypes:
+            dtype = "int64"
+        else:
+            dtype = "bool"
+        return shape, dtype
+    return None, None
+
+
+def _factory_shape(qualname: str, call: cst.Call, args: list) -> tuple | None:
+    positional = _positional_nodes(call)
+    if qualname == "torch.linspace" or qualname == "torch.logspace":
+        steps = args[2] if len(args) > 2 else None
+        node = positional[2] if len(positional) > 2 else _kwarg_node(call, "steps")
+        if isinstance(node, cst.Integer):
+            return (_literal_number(node.value),)
+        return None
+    if qualname == "torch.arange":
+        numbers = [a for a in args if isinstance(a, NumberValue)]
+        if len(numbers) == len(args) and all(isinstance(n.value, int) for n in numbers):
+            values = [n.value for n in numbers]
+            if len(values) == 1:
+                return (max(0, values[0]),)
+            if len(values) in (2, 3):
+                step = values[2] if len(values) == 3 else 1
+                if step:
+                    return (max(0, -(-(values[1] - values[0]) // step)),)
+        return None
+    if qualname == "torch.randint":
+        size = positional[-1] if positional else _kwarg_node(call, "size")
+        return _size_literal([size]) if size is not None else None
+    if qualname in ("torch.full",):
+        return _size_literal(positional[:1])
+    if qualname == "torch.eye":
+        dims = [_literal_number(n.value) for n in positional if isinstance(n, cst.Integer)]
+        if len(dims) == len(positional) and dims:
+            return (dims[0], dims[1] if len(dims) > 1 else dims[0])
+        return None
+    if qualname == "torch.normal":
+        return None
+    size = _kwarg_node(call, "size")
+    return _size_literal([size] if size is not None else positional)
+
+
+def _size_literal(nodes: list) -> tuple | None:
+    """`3, 4` or `(3, 4)` or `[3, 4]` -> (3, 4); None when any part is not a literal."""
+    if len(nodes) == 1 and isinstance(nodes[0], (cst.Tuple, cst.List)):
+        nodes = [e.value for e in nodes[0].elements]
+    dims = []
+    for node in nodes:
+        if isinstance(node, cst.Integer):
+            dims.append(_literal_number(node.value))
+        else:
+            return None
+    return tuple(dims)
+
+
+def _arange_dtype(args: list) -> str | None:
+    if args and all(isinstance(a, NumberValue) for a in args):
+        return "float32" if any(a.kind == "float" for a in args) else "int64"
+    return None
+
+
+def _shape_of(value: Value):
+    if isinstance(value, TensorFacts):
+        return value.shape
+    if isinstance(value, NumberValue):
+        return ()
+    return None
+
+
+def _broadcast(*shapes):
+    if any(s is None for s in shapes):
+        return None
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        dims = {s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0}
+        dims.discard(1)
+        if len(dims) == 0:
+            out.append(1)
+        elif len(dims) == 1:
+            out.append(dims.pop())
+        else:
+            return None if None in dims else None
+    return tuple(out)
+
+
+def _matmul_shape(a, b):
+    if a is None or b is None or len(a) == 0 or len(b) == 0:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(a) == 2 and len(b) == 1:
+        return (a[0],)
+    if len(a) == 1 and len(b) == 2:
+        return (b[1],)
+    if len(a) == 2 and len(b) == 2:
+        return (a[0], b[1])
+    return None
+
+
+def _promote(left: Value, right: Value, op: str) -> str | None:
+    dtypes = []
+    for v in (left, right):
+        if isinstance(v, TensorFacts):
+            if v.dtype is None:
+                return None
+            dtypes.append(("tensor", v.dtype))
+        elif isinstance(v, NumberValue):
+            dtypes.append(("number", v.kind))
+        else:
+            return None
+    tensor_dtypes = [d for k, d in dtypes if k == "tensor"]
+    number_kinds = [d for k, d in dtypes if k == "number"]
+    float_tensors = [d for d in tensor_dtypes if d in FLOAT_DTYPES]
+    if float_tensors:
+        if len(set(float_tensors)) == 1:
+            return float_tensors[0]
+        if "float64" in float_tensors and len(tensor_dtypes) == 2:
+            return "float64"
+        return None
+    if op == "div" or "float" in number_kinds:
+        return "float32"
+    if all(d == tensor_dtypes[0] for d in tensor_dtypes) and not number_kinds:
+        return tensor_dtypes[0]
+    return None
+
+
+def _float_of(tensors: list) -> str | None:
+    dtypes = {t.dtype for t in tensors}
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def _same(values: list):
+    return values[0] if values and all(v == values[0] for v in values) else None

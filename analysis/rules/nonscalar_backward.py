@@ -1,0 +1,198 @@
+"""AG101 nonscalar-backward: `backward()` without `gradient` on a tensor that
+is not a scalar (or `torch.autograd.grad` of one without `grad_outputs`)."""
+from __future__ import annotations
+
+from analysis.events import CallEvent
+from analysis.facts import TensorFacts
+from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rulekit import code_of, is_tensor_backward, shape_text, torch_name
+
+RUNTIME = "grad can be implicitly created only for scalar outputs"
+
+
+class NonscalarBackward(Rule):
+    code = "AG101"
+    name = "nonscalar-backward"
+    severity = "error"
+    summary = {
+        "en": "backward() on a tensor with more than one element, without a gradient",
+        "zh": "对多元素张量调用 backward() 而未传入 gradient",
+    }
+    explanation = {
+        "en": (
+            "`y.backward()` can only seed the gradient by itself when `y` holds exactly one "
+            "element: it starts from dy/dy = 1. For a vector or matrix torch raises "
+            f"`RuntimeError: {RUNTIME}`. Reduce the output to a scalar first (`y.sum()`, "
+            "`y.mean()`), or pass the vector in the vector-Jacobian product explicitly: "
+            "`y.backward(torch.ones_like(y))`. The same holds for `torch.autograd.grad(y, x)` "
+            "without `grad_outputs`."
+        ),
+        "zh": (
+            "`y.backward()` 只有在 `y` 恰好含一个元素时才能自行设定初始梯度（dy/dy = 1）。"
+            f"对向量或矩阵，torch 会抛出 `RuntimeError: {RUNTIME}`。先把输出归约为标量"
+            "（`y.sum()`、`y.mean()`），或显式传入向量-雅可比积的权重：`y.backward(torch.ones_like(y))`。"
+            "`torch.autograd.grad(y, x)` 不给 `grad_outputs` 时同理。"
+        ),
+    }
+    messages = {
+        "en": {"backward": f"`{{name}}` has shape {{shape}}, not a scalar: backward() raises "
+                           f"RuntimeError: {RUNTIME}",
+               "grad": f"`{{name}}` has shape {{shape}}, not a scalar: autograd.grad without "
+                       f"grad_outputs raises RuntimeError: {RUNTIME}",
+               "fix_sum": "Reduce with .sum() before backward",
+               "fix_mean": "Reduce with .mean() before backward",
+               "fix_ones": "Pass gradient=torch.ones_like({name})",
+               "fix_grad_outputs": "Pass grad_outputs=torch.ones_like({name})"},
+        "zh": {"backward": f"`{{name}}` 的形状是 {{shape}}，不是标量：backward() 会抛出 "
+                           f"RuntimeError: {RUNTIME}",
+               "grad": f"`{{name}}` 的形状是 {{shape}}，不是标量：不带 grad_outputs 的 autograd.grad 会抛出 "
+                       f"RuntimeError: {RUNTIME}",
+               "fix_sum": "先用 .sum() 归约再 backward",
+               "fix_mean": "先用 .mean() 归约再 backward",
+               "fix_ones": "传入 gradient=torch.ones_like({name})",
+               "fix_grad_outputs": "传入 grad_outputs=torch.ones_like({name})"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "x = torch.randn(3, requires_grad=True)\n"
+            "y = x * 2\n"
+            "y.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=4, source="seed:000 2.1"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "y = x * 2\n"
+            "try:\n"
+            "    y.backward()\n"
+            "except RuntimeError as e:\n"
+            "    print(e)\n"
+            "    raise\n",
+            Raises("RuntimeError", RUNTIME), line=5, source="seed:002 3.1"),
+        Example(
+            "import torch as T\n"
+            "x = T.tensor([1.0, 2.0, 3.0, 4.0])\n"
+            "y = T.tensor([2.1, 3.9, 6.2, 7.8])\n"
+            "w = T.tensor(1.0, requires_grad=True)\n"
+            "b = T.tensor(0.0, requires_grad=True)\n"
+            "for step in range(10):\n"
+            "    pred = w * x + b\n"
+            "    loss = (pred - y) ** 2\n"
+            "    loss.backward()\n"
+            "    with T.no_grad():\n"
+            "        w -= 0.01 * w.grad\n"
+            "        w.grad.zero_()\n"
+            "        b.grad = None\n",
+            Raises("RuntimeError", RUNTIME), line=9),
+        Example(
+            "import torch\n"
+            "from torch.autograd import grad\n"
+            "x = torch.ones(2, 2, requires_grad=True)\n"
+            "y = (x + 2) ** 2\n"
+            "dy_dx = grad(outputs=y, inputs=x)\n",
+            Raises("RuntimeError", RUNTIME), line=5),
+        Example(
+            "import torch\n"
+            "W = torch.randn(2, 3, requires_grad=True)\n"
+            "v = torch.tensor([1.0, 0.0, -1.0])\n"
+            "out = torch.matmul(W, v)\n"
+            "out.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=5),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "x = torch.randn(3, requires_grad=True)\n"
+            "y = x * 2\n"
+            "y.sum().backward()\n"
+            "z = x * 3\n"
+            "weights = torch.ones_like(z)\n"
+            "z.backward(weights)\n",
+            source="seed:000 2.1"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "y = x * 2\n"
+            "grad_tensors = torch.tensor([1.0, 1.0])\n"
+            "y.backward(grad_tensors)\n"
+            "print(x.grad)\n",
+            source="seed:002 3.3"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor(2.0, requires_grad=True)\n"
+            "y = x**2 + 3*x + 1\n"
+            "y.backward()\n"
+            "print(x.grad)\n",
+            source="seed:002 2"),
+        Example(
+            "import torch\n"
+            "def custom_loss(predictions, targets):\n"
+            "    weights = torch.arange(1, len(predictions)+1, dtype=torch.float32)\n"
+            "    return (predictions - targets)**2 * weights\n"
+            "predictions = torch.tensor([0.5, 1.0, 1.5], requires_grad=True)\n"
+            "targets = torch.tensor([1.0, 1.0, 1.0])\n"
+            "loss = custom_loss(predictions, targets)\n"
+            "loss.backward(torch.ones_like(loss))\n"
+            "print(predictions.grad)\n",
+            source="seed:002 4.1"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "criterion = nn.MSELoss()\n"
+            "x, y = torch.randn(4, 3), torch.randn(4, 1)\n"
+            "loss = criterion(model(x), y)\n"
+            "loss.backward()\n"
+            "x1 = torch.ones(1, requires_grad=True)\n"
+            "(x1 * 2).backward()\n"),
+        Example(
+            "import torch\n"
+            "def step(model, batch):\n"
+            "    loss = model(batch)\n"
+            "    loss.backward()\n"),
+        Example(
+            "import torch\n"
+            "W = torch.randn(2, 3, requires_grad=True)\n"
+            "v = torch.tensor([1.0, 0.0, -1.0])\n"
+            "out = W @ v\n"
+            "out.backward(gradient=torch.ones_like(out))\n"
+            "g = torch.autograd.grad((W @ v).sum(), W)\n"
+            "h = torch.autograd.grad(W @ v, W, grad_outputs=torch.ones(2))\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(CallEvent):
+            if is_tensor_backward(event):
+                target = event.receiver
+                if not event.args and "gradient" not in event.kwargs and _nonscalar(target):
+                    yield self._report(event, target, "backward", locale, torch_name(trace))
+            elif event.qualname == "torch.autograd.grad":
+                outputs = event.args[0] if event.args else event.kwargs.get("outputs")
+                has_seed = len(event.args) > 2 or "grad_outputs" in event.kwargs
+                if not has_seed and _nonscalar(outputs):
+                    yield self._report(event, outputs, "grad", locale, torch_name(trace))
+
+    def _report(self, event: CallEvent, target: TensorFacts, kind: str, locale: str,
+                torch: str) -> Report:
+        if kind == "backward":
+            receiver = event.node.func.value
+            name = code_of(receiver)
+            fixes = (
+                FixSpec(self.text("fix_sum", locale), (Edit("insert_after", receiver, ".sum()"),)),
+                FixSpec(self.text("fix_mean", locale), (Edit("insert_after", receiver, ".mean()"),)),
+                FixSpec(self.text("fix_ones", locale, name=name),
+                        (Edit("replace", event.node,
+                              f"{code_of(event.node.func)}({torch}.ones_like({name}))"),), safe=False),
+            )
+        else:
+            outputs = event.arg_node("outputs", 0)
+            name = code_of(outputs.value) if outputs else "outputs"
+            fixes = ()
+        message = self.text(kind, locale, name=name, shape=shape_text(target.shape))
+        return Report(event.node, message, fixes)
+
+
+def _nonscalar(value) -> bool:
+    return isinstance(value, TensorFacts) and value.requires_grad is not False \
+        and value.numel_is_not_one()
