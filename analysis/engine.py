@@ -70,6 +70,8 @@ class Analyzer:
         self._parsed: dict[str, ParsedChunk] = {}
         self._results: dict[tuple, ChunkResult] = {}
         self.last: Analysis | None = None
+        # Exceptions raised by the analysis itself (bugs of ours), newest last.
+        self.internal_errors: list[tuple[int, str]] = []
 
     def analyze(self, source: str, settings: Settings | None = None) -> list[Finding]:
         settings = settings or Settings()
@@ -159,14 +161,19 @@ class Analyzer:
             return ChunkResult(env, env if is_definition else cached.env_out,
                                cached.findings, cached.seen)
         interpreter = Interpreter(summary, id_prefix=index)
-        env_out = interpreter.run_module(part.module, env.copy() if not is_definition else Env())
-        if is_definition:
-            env_out = env
-        reports = []
-        for rule in self.rules:
-            for report in rule.check(interpreter.trace, locale):
-                reports.append((rule, report))
-        findings = tuple(self._to_finding(rule, report, part) for rule, report in reports)
+        try:
+            env_out = interpreter.run_module(part.module, env.copy() if not is_definition else Env())
+            if is_definition:
+                env_out = env
+            reports = []
+            for rule in self.rules:
+                for report in rule.check(interpreter.trace, locale):
+                    reports.append((rule, report))
+            findings = tuple(self._to_finding(rule, report, part) for rule, report in reports)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
+            # Stay quiet about this chunk rather than guess; keep the error for tests and logs.
+            self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
+            env_out, findings = (env if is_definition else _forget_all(env)), ()
         result = ChunkResult(env, env_out, findings, interpreter.seen)
         kept[key] = result
         return result
@@ -198,6 +205,12 @@ def analyze(source: str, settings: Settings | None = None) -> list[Finding]:
 def _env_key(env: Env):
     # Cheap, order-insensitive digest; the full comparison happens on a hit.
     return (len(env.names), len(env.freed))
+
+
+def _forget_all(env: Env) -> Env:
+    """After a chunk we could not follow, nothing it may have bound is known."""
+    from analysis.facts import UNKNOWN
+    return Env({key: UNKNOWN for key in env.names}, frozenset())
 
 
 def _first_line(message: str) -> str:

@@ -53,6 +53,8 @@ class CallEvent:
     freed: frozenset = frozenset()
     # For calls to functions defined in this module: that function's summary.
     callee_summary: object = None
+    # For a tensor's backward: names bound to the leaves of its graph.
+    leaf_names: tuple = ()
 
     def arg_node(self, keyword: str | None = None, position: int | None = None) -> cst.Arg | None:
         pos = 0

@@ -59,7 +59,8 @@ class TensorFacts:
     # Why it does not require grad, when it is known not to:
     # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result".
     no_grad_reason: str | None = None
-    # State of `.grad` for a leaf: "none" (still None), "set", or None (unknown).
+    # State of `.grad` for a leaf: "none" (still None), "set" (by a backward),
+    # "graph" (by a backward with create_graph=True), or None (unknown).
     grad: str | None = None
     device: str | None = None
     # The loop node (by id) inside which this value was made, if any.

@@ -254,6 +254,8 @@ class Interpreter:
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, SequenceValue) else None
             elements = [e for e in target.elements]
+            if isinstance(value, _GradResult):
+                items = (value.item,) * len(elements)
             if items is not None and len(items) == len(elements) and \
                     not any(isinstance(e, cst.StarredElement) for e in elements):
                 for element, item in zip(elements, items):
@@ -456,12 +458,12 @@ class Interpreter:
         result = self.call_result(node, qualname, method, receiver, args, kwargs, env, ctx)
         event = CallEvent(node, ctx, qualname, method, receiver, tuple(args), kwargs, result, used,
                           env.freed, summary)
+        if method == "backward" and isinstance(receiver, TensorFacts):
+            event.leaf_names = tuple(sorted(
+                key for key, value in env.names.items()
+                if isinstance(value, TensorFacts) and value.tid in receiver.leaves))
         self.trace.events.append(event)
         self.apply_call_effects(event, env)
-        if qualname is None and isinstance(func, cst.Name) and func.value in env.names:
-            target = env.names[func.value]
-            if isinstance(target, ModuleValue):
-                return self.module_call(target, args, kwargs, ctx)
         return result
 
     def call_result(self, node, qualname, method, receiver, args, kwargs, env, ctx) -> Value:
@@ -480,6 +482,14 @@ class Interpreter:
                 return self.tensor_method(node, as_tensor, method, args, kwargs, env, ctx)
             if method == "parameters" and isinstance(receiver, ModuleValue):
                 return _Parameters(receiver.mid)
+            if method == "requires_grad_" and _is_copy_call(node.func.value) \
+                    and _first_arg_bool(node, "requires_grad", default=True) is True:
+                # `x.clone().requires_grad_()`: a new tensor whatever `x` was. Leaf or
+                # not depends on `x`, but either way its `.grad` is None until a backward.
+                tid = self.new_id()
+                return TensorFacts(tid=tid, requires_grad=True, is_leaf=None, grad="none",
+                                   leaves=frozenset({tid}), opaque=True,
+                                   made_in_loop=self._loop_id(ctx))
             return UNKNOWN
         func = node.func
         if isinstance(func, cst.Name):
@@ -502,7 +512,7 @@ class Interpreter:
             if retain is False or (retain is None and not _has_kwarg(event.node, "retain_graph")
                                    and create is not True):
                 env.freed = env.freed | receiver.saved_nodes
-            self._grads_reached(receiver, env)
+            self._grads_reached(receiver, env, "graph" if create else "set")
         elif event.qualname == "torch.autograd.grad":
             retain = _kwarg_bool(event.node, "retain_graph")
             create = _kwarg_bool(event.node, "create_graph")
@@ -520,20 +530,9 @@ class Interpreter:
                 and isinstance(receiver, TensorFacts):
             self.trace.events.append(InplaceEvent(event.node, event.ctx, receiver,
                                                   event.node.func.value, method))
-        elif method == "requires_grad_" and isinstance(receiver, TensorFacts):
-            flag = _first_arg_bool(event.node, "requires_grad", default=True)
-            if receiver.is_leaf is not False:
-                kind = dtype_kind(receiver.dtype)
-                if flag is None or kind not in ("float", "complex"):
-                    new = replace(receiver, requires_grad=None if kind is None or flag is None
-                                  else receiver.requires_grad)
-                else:
-                    new = replace(receiver, requires_grad=flag, is_leaf=True,
-                                  no_grad_reason=None if flag else "never",
-                                  leaves=frozenset({receiver.tid}) if flag else frozenset(),
-                                  grad="none" if receiver.grad is None else receiver.grad,
-                                  opaque=False if flag else receiver.opaque)
-                env.update_tensor(receiver.tid, new)
+        elif method == "requires_grad_" and isinstance(receiver, TensorFacts) \
+                and isinstance(event.result, TensorFacts):
+            env.update_tensor(receiver.tid, event.result)
         elif event.qualname is None and event.method is None and event.callee_summary is None \
                 and isinstance(event.node.func, cst.Name):
             # A function we cannot see may run backward on anything it was given.
@@ -545,13 +544,14 @@ class Interpreter:
                 if isinstance(value, TensorFacts) and value.grad == "none":
                     env.names[key] = replace(value, grad=None)
 
-    def _grads_reached(self, output: TensorFacts, env: Env) -> None:
-        """After `output.backward()`: the leaves in its history have a `.grad`."""
+    def _grads_reached(self, output: TensorFacts, env: Env, state: str) -> None:
+        """After `output.backward()`: the leaves in its history have a `.grad`
+        ("graph" when create_graph=True made it differentiable)."""
         for key, value in list(env.names.items()):
             if not isinstance(value, TensorFacts):
                 continue
             if value.tid in output.leaves:
-                env.names[key] = replace(value, grad="set")
+                env.names[key] = replace(value, grad=state)
             elif value.grad == "none" and output.opaque:
                 env.names[key] = replace(value, grad=None)
 
@@ -693,10 +693,12 @@ class Interpreter:
             if ctx.no_grad is None:
                 return self.new_tensor(ctx, requires_grad=None, is_leaf=None)
             # The parameters are leaves we do not track by name: the history is opaque.
-            out = self.derived("module", list(args), ctx, shape=None, dtype=_float_of(inputs),
-                               saves=True)
-            return replace(out, requires_grad=True, is_leaf=False, opaque=True,
-                           no_grad_reason=None, grad_fn=None)
+            saved = frozenset().union(*(t.saved_nodes for t in inputs)) | {self.new_id()}
+            return TensorFacts(tid=self.new_id(), requires_grad=True, is_leaf=False,
+                               dtype=_float_of(inputs) if len(inputs) == len(args) else None,
+                               saved_nodes=saved,
+                               leaves=frozenset().union(*(t.leaves for t in inputs)),
+                               opaque=True, made_in_loop=self._loop_id(ctx))
         if module.has_params is False and module.loss_reduces is None:
             return self.derived("module", list(args), ctx, shape=None, dtype=_float_of(inputs),
                                 saves=module.saves)
@@ -716,7 +718,7 @@ class Interpreter:
         if method == "numpy":
             return UNKNOWN
         if method == "requires_grad_":
-            return t     # the effect on the tensor is applied with the call's effects
+            return self._requires_grad_set(t, _first_arg_bool(node, "requires_grad", default=True))
         if method in ("retain_grad", "zero_grad"):
             return UNKNOWN
         if method in api.DTYPE_METHODS and not args:
@@ -746,6 +748,22 @@ class Interpreter:
         if method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE:
             return t
         return UNKNOWN
+
+    @staticmethod
+    def _requires_grad_set(t: TensorFacts, flag: bool | None) -> TensorFacts:
+        """`t.requires_grad_(flag)`: changes a leaf; on a non-leaf True changes nothing
+        (and False raises)."""
+        if t.is_leaf is False:
+            return t
+        kind = dtype_kind(t.dtype)
+        if flag is None or kind not in ("float", "complex"):
+            # int tensors raise; unknown dtypes or flags: unknown result
+            return replace(t, requires_grad=None if kind is None or flag is None else t.requires_grad)
+        return replace(t, requires_grad=flag, is_leaf=True,
+                       no_grad_reason=None if flag else "never",
+                       leaves=frozenset({t.tid}) if flag else frozenset(),
+                       grad=("none" if t.grad is None else t.grad) if flag else t.grad,
+                       opaque=False if flag else t.opaque)
 
     def converted(self, t: TensorFacts, dtype, device, op, ctx) -> Value:
         """`.double()`, `.to(...)`, `.cuda()`: the same tensor when nothing changes."""
@@ -887,6 +905,11 @@ class _GradResult(Unknown):
 
 
 # -- literal helpers -------------------------------------------------------------------
+
+def _is_copy_call(node) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+        and node.func.attr.value in ("clone", "detach") and not node.args
+
 
 def _literal_number(text: str):
     try:

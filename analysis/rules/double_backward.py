@@ -1,0 +1,198 @@
+"""AG102 double-backward: a second backward through a graph whose saved
+tensors the first backward freed."""
+from __future__ import annotations
+
+from analysis.events import CallEvent
+from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rulekit import backward_target, code_of, has_true_keyword, target_node, with_keyword
+
+RUNTIME = "Trying to backward through the graph a second time"
+
+
+class DoubleBackward(Rule):
+    code = "AG102"
+    name = "double-backward"
+    severity = "error"
+    summary = {
+        "en": "second backward through a graph the first backward already freed",
+        "zh": "对已被上一次 backward 释放的计算图再次 backward",
+    }
+    explanation = {
+        "en": (
+            "A backward pass frees the tensors the graph saved for it (inputs of `mul`, "
+            "`pow`, `matmul`, outputs of `tanh`, `sigmoid`, `exp`...), unless it is called "
+            "with `retain_graph=True`. A second backward through any part of that graph "
+            f"raises `RuntimeError: {RUNTIME}`. Two losses sharing a trunk, or a graph built "
+            "once before a loop and backwarded in every iteration, are the usual causes. "
+            "Recompute the forward pass for each backward, sum the losses and call backward "
+            "once, or pass `retain_graph=True` to the earlier backward (its memory then stays "
+            "held until the graph is dropped)."
+        ),
+        "zh": (
+            "反向传播会释放计算图为它保存的张量（`mul`、`pow`、`matmul` 的输入，`tanh`、`sigmoid`、"
+            "`exp` 的输出……），除非调用时传入 `retain_graph=True`。再次经过该图任何部分的 backward "
+            f"都会抛出 `RuntimeError: {RUNTIME}`。常见原因：两个损失共享同一主干，或在循环外建图、"
+            "在循环内每次 backward。请为每次 backward 重新前向计算、把损失相加后只 backward 一次，"
+            "或给前一次 backward 传入 `retain_graph=True`（其显存会一直占用到图被丢弃）。"
+        ),
+    }
+    messages = {
+        "en": {
+            "again": f"the graph of `{{name}}` was freed by an earlier backward without "
+                     f"retain_graph=True: this raises RuntimeError: {RUNTIME}",
+            "loop": f"`{{name}}` was built before the loop; the first iteration's backward frees "
+                    f"its graph, so the second raises RuntimeError: {RUNTIME}",
+            "fix_retain": "Keep the graph: retain_graph=True on the earlier backward (memory stays held)",
+            "fix_retain_here": "Keep the graph: retain_graph=True (memory stays held; recomputing "
+                               "the forward in the loop is usually what you want)",
+        },
+        "zh": {
+            "again": f"`{{name}}` 的计算图已被之前一次不带 retain_graph=True 的 backward 释放："
+                     f"这里会抛出 RuntimeError: {RUNTIME}",
+            "loop": f"`{{name}}` 在循环之前构建；第一次迭代的 backward 释放了它的图，第二次会抛出 "
+                    f"RuntimeError: {RUNTIME}",
+            "fix_retain": "保留计算图：给前一次 backward 加 retain_graph=True（显存会一直占用）",
+            "fix_retain_here": "保留计算图：retain_graph=True（显存会一直占用；通常应在循环内重新前向计算）",
+        },
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0], requires_grad=True)\n"
+            "y = x ** 2\n"
+            "y.backward()\n"
+            "y.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=5, source="seed:000 2.2"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "trunk = nn.Linear(4, 8)\n"
+            "head_a, head_b = nn.Linear(8, 1), nn.Linear(8, 1)\n"
+            "x = torch.randn(5, 4)\n"
+            "h = torch.tanh(trunk(x))\n"
+            "loss_a = head_a(h).pow(2).mean()\n"
+            "loss_b = head_b(h).abs().mean()\n"
+            "loss_a.backward()\n"
+            "loss_b.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=10),
+        Example(
+            "import torch\n"
+            "w = torch.tensor(2.0, requires_grad=True)\n"
+            "x = torch.tensor(3.0)\n"
+            "y = (w * x) ** 2\n"
+            "grads = []\n"
+            "for epoch in range(3):\n"
+            "    y.backward()\n"
+            "    grads.append(w.grad.item())\n"
+            "    w.grad = None\n",
+            Raises("RuntimeError", RUNTIME), line=7),
+        Example(
+            "import torch\n"
+            "def two_grads(w):\n"
+            "    w = w.detach().requires_grad_()\n"
+            "    y = torch.sin(w) * 3\n"
+            "    g1 = torch.autograd.grad(y.sum(), w)\n"
+            "    g2 = torch.autograd.grad(y.sum(), w)\n"
+            "    return g1, g2\n"
+            "two_grads(torch.ones(3))\n",
+            Raises("RuntimeError", RUNTIME), line=6),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor(1.0, requires_grad=True)\n"
+            "y = x**2\n"
+            "y.backward(retain_graph=True)\n"
+            "print(x.grad)\n"
+            "y.backward()\n"
+            "print(x.grad)\n",
+            source="seed:002 5.1"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0], requires_grad=True)\n"
+            "y = x ** 2\n"
+            "y.backward(retain_graph=True)\n"
+            "y.backward()\n",
+            source="seed:000 2.2"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "trunk = nn.Linear(4, 8)\n"
+            "head_a, head_b = nn.Linear(8, 1), nn.Linear(8, 1)\n"
+            "x = torch.randn(5, 4)\n"
+            "h = torch.sigmoid(trunk(x))\n"
+            "loss_a = head_a(h).pow(2).mean()\n"
+            "loss_b = head_b(h).abs().mean()\n"
+            "loss_a.backward(retain_graph=True)\n"
+            "loss_b.backward()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "G, D = nn.Linear(2, 4), nn.Linear(4, 1)\n"
+            "z = torch.randn(8, 2)\n"
+            "real = torch.randn(8, 4)\n"
+            "fake = G(z)\n"
+            "loss_d = D(real).mean() - D(fake.detach()).mean()\n"
+            "loss_d.backward()\n"
+            "loss_g = -D(fake).mean()\n"
+            "loss_g.backward()\n"),
+        Example(
+            "import torch\n"
+            "w = torch.tensor(2.0, requires_grad=True)\n"
+            "for epoch in range(3):\n"
+            "    y = (w * 3.0) ** 2\n"
+            "    y.backward()\n"
+            "    w.grad = None\n"
+            "z = w.sum()\n"
+            "z.backward()\n"
+            "z.backward()\n"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor(3.0, requires_grad=True)\n"
+            "y = x ** 3\n"
+            "g = torch.autograd.grad(y, x, create_graph=True)[0]\n"
+            "g.backward()\n"
+            "y2 = x ** 2\n"
+            "(g2,) = torch.autograd.grad(y2, x, create_graph=True)\n"
+            "y2.backward()\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(CallEvent):
+            target = backward_target(event)
+            if target is None or not (target.saved_nodes & event.freed):
+                continue
+            node = target_node(event)
+            name = code_of(node)
+            in_loop_from_outside = event.ctx.loop is not None and \
+                target.made_in_loop != id(event.ctx.loop)
+            fixes = ()
+            if in_loop_from_outside and event.method == "backward":
+                fixes = (FixSpec(self.text("fix_retain_here", locale),
+                                 (Edit("replace", event.node,
+                                       with_keyword(event.node, "retain_graph", "True")),), safe=False),)
+                message = self.text("loop", locale, name=name)
+            else:
+                earlier = self._freeing_call(trace, event, target)
+                if earlier is not None:
+                    fixes = (FixSpec(self.text("fix_retain", locale),
+                                     (Edit("replace", earlier.node,
+                                           with_keyword(earlier.node, "retain_graph", "True")),),
+                                     safe=False),)
+                message = self.text("again", locale, name=name)
+            yield Report(event.node, message, fixes)
+
+    @staticmethod
+    def _freeing_call(trace, event: CallEvent, target) -> CallEvent | None:
+        """The latest earlier backward in this chunk that freed part of `target`'s graph."""
+        found = None
+        for other in trace.of(CallEvent):
+            if other is event:
+                break
+            other_target = backward_target(other)
+            if other_target is not None and other_target.saved_nodes & target.saved_nodes \
+                    and not has_true_keyword(other, "retain_graph") \
+                    and not has_true_keyword(other, "create_graph"):
+                found = other
+        return found

@@ -1,0 +1,117 @@
+"""AG109 higher-order-no-create-graph: differentiating a gradient that was
+computed without `create_graph=True`."""
+from __future__ import annotations
+
+from analysis.events import CallEvent, GradAttr
+from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rulekit import backward_target, code_of, target_node
+
+RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+
+class HigherOrderNoCreateGraph(Rule):
+    code = "AG109"
+    name = "higher-order-no-create-graph"
+    severity = "error"
+    summary = {
+        "en": "second derivative of a gradient computed without create_graph=True",
+        "zh": "对未使用 create_graph=True 求得的梯度再求导",
+    }
+    explanation = {
+        "en": (
+            "A gradient from `torch.autograd.grad(y, x)` or `y.backward()` is a plain tensor "
+            "with no history unless the first pass was told to record one with "
+            "`create_graph=True`. Differentiating it again (`g.backward()`, "
+            f"`torch.autograd.grad(g, x)`) raises `RuntimeError: {RUNTIME}`. Pass "
+            "`create_graph=True` to the first `torch.autograd.grad` call."
+        ),
+        "zh": (
+            "`torch.autograd.grad(y, x)` 或 `y.backward()` 得到的梯度是没有历史的普通张量，"
+            "除非第一次求导时用 `create_graph=True` 记录计算图。再次对它求导（`g.backward()`、"
+            f"`torch.autograd.grad(g, x)`）会抛出 `RuntimeError: {RUNTIME}`。请给第一次 "
+            "`torch.autograd.grad` 调用传入 `create_graph=True`。"
+        ),
+    }
+    messages = {
+        "en": {"message": f"`{{name}}` is a gradient computed without create_graph=True, so it has "
+                          f"no graph: differentiating it raises RuntimeError: {RUNTIME}",
+               "fix": "Record the first derivative's graph: create_graph=True"},
+        "zh": {"message": f"`{{name}}` 是未使用 create_graph=True 求得的梯度，没有计算图："
+                          f"再次求导会抛出 RuntimeError: {RUNTIME}",
+               "fix": "记录一阶导数的计算图：create_graph=True"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor(3.0, requires_grad=True)\n"
+            "y = x ** 3\n"
+            "dy_dx = torch.autograd.grad(y, x)[0]\n"
+            "print('first derivative:', dy_dx)\n"
+            "dy_dx.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=6),
+        Example(
+            "import torch\n"
+            "from torch.autograd import grad\n"
+            "x = torch.tensor(2.0, requires_grad=True)\n"
+            "(g,) = grad(x ** 3, x)\n"
+            "(h,) = grad(g, x)\n",
+            Raises("RuntimeError", RUNTIME), line=5),
+        Example(
+            "import torch\n"
+            "x = torch.tensor(3.0, requires_grad=True)\n"
+            "(x ** 3).backward()\n"
+            "x.grad.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=4),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor(2.0, requires_grad=True)\n"
+            "y = x**3\n"
+            "first_derivative = torch.autograd.grad(y, x, create_graph=True)[0]\n"
+            "print(first_derivative)\n"
+            "second_derivative = torch.autograd.grad(first_derivative, x)[0]\n"
+            "print(second_derivative)\n",
+            source="seed:002 4.2"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor(3.0, requires_grad=True)\n"
+            "g = torch.autograd.grad(x ** 3, x)[0]\n"
+            "penalty = (g * x).sum()\n"
+            "penalty.backward()\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(CallEvent):
+            target = backward_target(event)
+            if target is not None and target.requires_grad is False \
+                    and target.no_grad_reason == "grad_result":
+                yield self._report(trace, event, locale)
+            elif event.method == "backward" and isinstance(event.receiver, GradAttr) \
+                    and event.receiver.owner.grad == "set" and not event.args:
+                yield Report(event.node, self.text(
+                    "message", locale, name=code_of(event.node.func.value)))
+
+    def _report(self, trace, event: CallEvent, locale: str) -> Report:
+        name = code_of(target_node(event))
+        fixes = ()
+        source = self._first_grad_call(trace, event)
+        if source is not None:
+            from analysis.rulekit import with_keyword
+            fixes = (FixSpec(self.text("fix", locale),
+                             (Edit("replace", source.node,
+                                   with_keyword(source.node, "create_graph", "True")),)),)
+        return Report(event.node, self.text("message", locale, name=name), fixes)
+
+    @staticmethod
+    def _first_grad_call(trace, event: CallEvent) -> CallEvent | None:
+        """The autograd.grad call that produced the differentiated value, when it is
+        the only candidate earlier in this chunk."""
+        candidates = []
+        for other in trace.of(CallEvent):
+            if other is event:
+                break
+            if other.qualname == "torch.autograd.grad" and other.arg_node("create_graph") is None:
+                candidates.append(other)
+        return candidates[-1] if candidates else None

@@ -1,0 +1,145 @@
+"""AG106 no-grad-fn: backward on a value that does not require grad."""
+from __future__ import annotations
+
+from analysis.events import CallEvent
+from analysis.rule import Example, Raises, Report, Rule
+from analysis.rulekit import backward_target, code_of, target_node
+
+RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+
+class NoGradFn(Rule):
+    code = "AG106"
+    name = "no-grad-fn"
+    severity = "error"
+    summary = {
+        "en": "backward on a tensor that does not require grad",
+        "zh": "对不需要梯度的张量调用 backward",
+    }
+    explanation = {
+        "en": (
+            "Only a tensor with a `grad_fn` (or a leaf with `requires_grad=True`) can start a "
+            "backward pass. A value computed under `torch.no_grad()` or `torch.inference_mode()`, "
+            "taken from `.detach()`, re-wrapped with `torch.tensor(...)` from `.item()` numbers, or "
+            "computed only from tensors that never required grad has none, and "
+            f"`backward()` raises `RuntimeError: {RUNTIME}`. Compute it with grad enabled from "
+            "tensors that require grad (`torch.randn(3, requires_grad=True)`, model parameters), "
+            "and keep it a tensor until the backward."
+        ),
+        "zh": (
+            "只有带 `grad_fn` 的张量（或 `requires_grad=True` 的叶子）才能发起反向传播。"
+            "在 `torch.no_grad()`/`torch.inference_mode()` 下计算的值、`.detach()` 得到的值、"
+            "用 `torch.tensor(...)` 把 `.item()` 数字重新包装的值、或只由不需要梯度的张量算出的值都没有 "
+            f"grad_fn，`backward()` 会抛出 `RuntimeError: {RUNTIME}`。请在开启梯度时、由需要梯度的张量"
+            "（`torch.randn(3, requires_grad=True)`、模型参数）计算它，并在 backward 之前一直保持为张量。"
+        ),
+    }
+    why = {
+        "no_grad": {"en": "it was computed under torch.no_grad()", "zh": "它是在 torch.no_grad() 下计算的"},
+        "inference_mode": {"en": "it was computed under torch.inference_mode()",
+                           "zh": "它是在 torch.inference_mode() 下计算的"},
+        "detach": {"en": "it comes from .detach()", "zh": "它来自 .detach()"},
+        "rewrap": {"en": "torch.tensor(...) makes a new leaf with no history",
+                   "zh": "torch.tensor(...) 创建的是没有历史的新叶子"},
+        "never": {"en": "none of the tensors it is computed from requires grad",
+                  "zh": "计算它的张量都不需要梯度"},
+    }
+    messages = {
+        "en": {"message": f"`{{name}}` does not require grad ({{why}}): backward raises "
+                          f"RuntimeError: {RUNTIME}"},
+        "zh": {"message": f"`{{name}}` 不需要梯度（{{why}}）：backward 会抛出 RuntimeError: {RUNTIME}"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "X = torch.randn(20, 3)\n"
+            "y = X @ torch.tensor([0.5, -1.0, 2.0])\n"
+            "w = torch.randn(3)\n"
+            "b = torch.zeros(1)\n"
+            "pred = X @ w + b\n"
+            "loss = ((pred - y) ** 2).mean()\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=8),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(2, 1)\n"
+            "batches = [(torch.randn(4, 2), torch.randn(4, 1)) for _ in range(3)]\n"
+            "losses = [nn.functional.mse_loss(model(xb), yb).item() for xb, yb in batches]\n"
+            "loss = torch.tensor(sum(losses) / len(losses))\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=7),
+        Example(
+            "import torch\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "with torch.no_grad():\n"
+            "    y = (x * 2).sum()\n"
+            "y.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=5),
+        Example(
+            "import torch\n"
+            "x = torch.ones(3, requires_grad=True)\n"
+            "y = (x * 2).detach()\n"
+            "y.sum().backward()\n",
+            Raises("RuntimeError", RUNTIME), line=4),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Linear(3, 1)\n"
+            "x = torch.randn(4, 3)\n"
+            "with torch.no_grad():\n"
+            "    out = net(x)\n"
+            "out.mean().backward()\n",
+            Raises("RuntimeError", RUNTIME), line=7),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "X = torch.randn(20, 3)\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "loss = ((X @ w) ** 2).mean()\n"
+            "loss.backward()\n"),
+        Example(
+            "import torch\n"
+            "with torch.no_grad():\n"
+            "    big_tensor = torch.randn(100, 100)\n"
+            "print(big_tensor.requires_grad)\n",
+            source="seed:000 3.3"),
+        Example(
+            "import torch\n"
+            "x = torch.randn(3, requires_grad=True)\n"
+            "y = torch.sin(x) * 2\n"
+            "start = y.detach().clone().requires_grad_(True)\n"
+            "parts = torch.stack([start.sum(), (start ** 2).sum()])\n"
+            "parts.sum().backward()\n"),
+        Example(
+            "import torch\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "with torch.no_grad():\n"
+            "    scale = x.sum()\n"
+            "with torch.enable_grad():\n"
+            "    y = (x * scale).sum()\n"
+            "y.backward()\n"
+            "t = torch.tensor(2.0, requires_grad=True)\n"
+            "(t * 3).backward()\n"),
+        Example(
+            "import torch\n"
+            "def train(model, x):\n"
+            "    with torch.no_grad():\n"
+            "        target = model(x)\n"
+            "    loss = (model(x) - target).pow(2).mean()\n"
+            "    loss.backward()\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(CallEvent):
+            target = backward_target(event)
+            if target is None or target.requires_grad is not False:
+                continue
+            reason = target.no_grad_reason
+            if reason not in self.why:
+                continue      # grad_result belongs to higher-order-no-create-graph
+            why = self.why[reason].get(locale) or self.why[reason]["en"]
+            name = code_of(target_node(event))
+            yield Report(event.node, self.text("message", locale, name=name, why=why))
