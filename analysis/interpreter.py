@@ -123,6 +123,7 @@ class Interpreter:
             return env
         if isinstance(stmt, cst.If):
             self.eval(stmt.test, env, ctx)
+            self._forget_tested_grads(stmt.test, env)
             then_env = self.run_block(stmt.body.body, env.copy(), ctx)
             if stmt.orelse is None:
                 return then_env.joined(env)
@@ -166,6 +167,20 @@ class Interpreter:
             return env
         # match statements and anything newer: unknown effects on the names it binds
         return env
+
+    @staticmethod
+    def _forget_tested_grads(test, env: Env) -> None:
+        """`if x.grad is not None:` and the like: the branches know more than we
+        track, so `.grad` of every tensor the test reads becomes unknown."""
+        stack = [test]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute) and node.attr.value == "grad" \
+                    and isinstance(node.value, cst.Name):
+                value = env.names.get(node.value.value)
+                if isinstance(value, TensorFacts) and value.grad is not None:
+                    env.update_tensor(value.tid, replace(value, grad=None))
+            stack.extend(c for c in node.children if isinstance(c, cst.CSTNode))
 
     def run_loop(self, stmt, env: Env, ctx: Context) -> Env:
         self.trace.events.append(LoopEvent(stmt, ctx))

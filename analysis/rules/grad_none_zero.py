@@ -1,0 +1,123 @@
+"""AG103 grad-none-zero: using `x.grad` while it is still None."""
+from __future__ import annotations
+
+import libcst as cst
+
+from analysis.events import CallEvent, GradAttr
+from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rulekit import code_of
+
+RUNTIME = "'NoneType' object has no attribute '{attr}'"
+
+
+class GradNoneZero(Rule):
+    code = "AG103"
+    name = "grad-none-zero"
+    severity = "error"
+    summary = {
+        "en": "x.grad used (e.g. x.grad.zero_()) while it is still None",
+        "zh": "在 x.grad 仍为 None 时使用它（如 x.grad.zero_()）",
+    }
+    explanation = {
+        "en": (
+            "`x.grad` is None until a backward pass reaches `x`, and `optimizer.zero_grad()` sets "
+            "it back to None (the default `set_to_none=True` since torch 2.0). Calling "
+            "`x.grad.zero_()`, `x.grad.data.zero_()` or `x.grad.add_(...)` then raises "
+            "`AttributeError: 'NoneType' object has no attribute 'zero_'` (`... 'data'` for "
+            "`.data`). Guard it with `if x.grad is not None:`, or clear the gradient with "
+            "`x.grad = None`."
+        ),
+        "zh": (
+            "`x.grad` 在反向传播到达 `x` 之前都是 None，`optimizer.zero_grad()` 也会把它重新设为 None"
+            "（torch 2.0 起默认 `set_to_none=True`）。此时调用 `x.grad.zero_()`、`x.grad.data.zero_()` 或 "
+            "`x.grad.add_(...)` 会抛出 `AttributeError: 'NoneType' object has no attribute 'zero_'`"
+            "（用 `.data` 时为 `... 'data'`）。请用 `if x.grad is not None:` 保护，或用 `x.grad = None` 清除梯度。"
+        ),
+    }
+    messages = {
+        "en": {"message": "`{name}` is still None here (no backward has reached `{owner}` since it "
+                          "was made or cleared): this raises AttributeError: {runtime}",
+               "fix_guard": "Guard with `if {owner}.grad is not None:`",
+               "fix_none": "Clear with `{owner}.grad = None`"},
+        "zh": {"message": "`{name}` 此处仍为 None（自创建或清除以来还没有反向传播到达 `{owner}`）："
+                          "会抛出 AttributeError: {runtime}",
+               "fix_guard": "用 `if {owner}.grad is not None:` 保护",
+               "fix_none": "改为 `{owner}.grad = None` 清除"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "def gradient_at(f, x0):\n"
+            "    x = x0.clone().requires_grad_(True)\n"
+            "    x.grad.zero_()\n"
+            "    f(x).backward()\n"
+            "    return x.grad\n"
+            "print(gradient_at(lambda t: (t ** 2).sum(), torch.tensor([1.0, -2.0])))\n",
+            Raises("AttributeError", RUNTIME.format(attr="zero_")), line=4),
+        Example(
+            "import torch\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "x.grad.data.zero_()\n",
+            Raises("AttributeError", RUNTIME.format(attr="data")), line=3),
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "opt = torch.optim.SGD([w], lr=0.1)\n"
+            "(w * 2).sum().backward()\n"
+            "opt.step()\n"
+            "opt.zero_grad()\n"
+            "w.grad.add_(1.0)\n",
+            Raises("AttributeError", RUNTIME.format(attr="add_")), line=7),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor(1.0, requires_grad=True)\n"
+            "for _ in range(3):\n"
+            "    y = x**2\n"
+            "    y.backward()\n"
+            "    print(x.grad)\n"
+            "    x.grad.zero_()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(3, 2)\n"
+            "optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+            "x, y = torch.randn(6, 3), torch.randn(6, 2)\n"
+            "optimizer.zero_grad(set_to_none=True)\n"
+            "loss = nn.functional.mse_loss(model(x), y)\n"
+            "loss.backward()\n"
+            "for p in model.parameters():\n"
+            "    p.grad.mul_(0.5)\n"
+            "optimizer.step()\n"),
+        Example(
+            "import torch\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "if x.grad is not None:\n"
+            "    x.grad.zero_()\n"
+            "(x * x).sum().backward()\n"
+            "x.grad.zero_()\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(CallEvent):
+            receiver = event.receiver
+            if not (isinstance(receiver, GradAttr) and receiver.owner.grad == "none"):
+                continue
+            grad_node = event.node.func.value           # `x.grad` or `x.grad.data`
+            attr = "data" if receiver.via_data else event.method
+            owner_node = grad_node.value.value if receiver.via_data else grad_node.value
+            owner = code_of(owner_node)
+            message = self.text("message", locale, name=f"{owner}.grad", owner=owner,
+                                runtime=RUNTIME.format(attr=attr))
+            fixes = ()
+            stmt = event.ctx.stmt
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+                    and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is event.node:
+                fixes = (FixSpec(self.text("fix_guard", locale, owner=owner),
+                                 (Edit("wrap", stmt, f"if {owner}.grad is not None:"),)),)
+                if event.method == "zero_":
+                    fixes += (FixSpec(self.text("fix_none", locale, owner=owner),
+                                      (Edit("replace", event.node, f"{owner}.grad = None"),)),)
+            yield Report(event.node, message, fixes)

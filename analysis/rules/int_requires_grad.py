@@ -1,0 +1,157 @@
+"""AG104 int-requires-grad: asking an integer or bool tensor to require grad."""
+from __future__ import annotations
+
+import libcst as cst
+
+from analysis import torch_api as api
+from analysis.events import AttrAssignEvent, CallEvent
+from analysis.facts import TensorFacts, dtype_kind
+from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rulekit import code_of, with_keyword
+
+RUNTIME_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
+RUNTIME_ATTRIBUTE = "only Tensors of floating point and complex dtype can require gradients"
+RUNTIME_METHOD = "only Tensors of floating point dtype can require gradients"
+
+
+class IntRequiresGrad(Rule):
+    code = "AG104"
+    name = "int-requires-grad"
+    severity = "error"
+    summary = {
+        "en": "requires_grad=True on an integer or bool tensor",
+        "zh": "对整数或布尔张量设置 requires_grad=True",
+    }
+    explanation = {
+        "en": (
+            "Gradients exist only for floating point and complex tensors. `torch.tensor([1, 2], "
+            "requires_grad=True)`, `torch.arange(5, requires_grad=True)`, `t.requires_grad = True` "
+            "and `t.requires_grad_()` on an integer or bool tensor raise `RuntimeError: "
+            f"{RUNTIME_FACTORY}` (lower-case `only` for the attribute; `{RUNTIME_METHOD}` for "
+            "`requires_grad_()`). Write float literals (`[1.0, 2.0]`) or pass "
+            "`dtype=torch.float32`."
+        ),
+        "zh": (
+            "只有浮点和复数张量才有梯度。对整数或布尔张量使用 `torch.tensor([1, 2], requires_grad=True)`、"
+            "`torch.arange(5, requires_grad=True)`、`t.requires_grad = True` 或 `t.requires_grad_()` 会抛出 "
+            f"`RuntimeError: {RUNTIME_FACTORY}`（属性赋值时首字母小写；`requires_grad_()` 为 "
+            f"`{RUNTIME_METHOD}`）。请写浮点字面量（`[1.0, 2.0]`）或传入 `dtype=torch.float32`。"
+        ),
+    }
+    messages = {
+        "en": {"message": "`{name}` has dtype {dtype}; requiring grad raises RuntimeError: {runtime}",
+               "fix_literals": "Use float literals",
+               "fix_dtype": "Pass dtype={torch}.float32"},
+        "zh": {"message": "`{name}` 的 dtype 是 {dtype}；要求梯度会抛出 RuntimeError: {runtime}",
+               "fix_literals": "改用浮点字面量",
+               "fix_dtype": "传入 dtype={torch}.float32"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "t = torch.tensor([1, 2, 3], requires_grad=True)\n",
+            Raises("RuntimeError", RUNTIME_FACTORY), line=2),
+        Example(
+            "import torch\n"
+            "seq_len, dim = 6, 4\n"
+            "positions = torch.arange(seq_len)\n"
+            "positions.requires_grad_()\n"
+            "freqs = torch.exp(-torch.arange(0, dim, 2) / dim)\n"
+            "angles = positions[:, None] * freqs[None, :]\n",
+            Raises("RuntimeError", RUNTIME_METHOD), line=4),
+        Example(
+            "import torch\n"
+            "idx = torch.randint(0, 10, (4,))\n"
+            "idx.requires_grad = True\n",
+            Raises("RuntimeError", RUNTIME_ATTRIBUTE), line=3),
+        Example(
+            "import torch as T\n"
+            "steps = T.arange(5, requires_grad=True)\n",
+            Raises("RuntimeError", RUNTIME_FACTORY), line=2),
+        Example(
+            "import torch\n"
+            "mask = torch.zeros(3, dtype=torch.bool, requires_grad=True)\n",
+            Raises("RuntimeError", RUNTIME_FACTORY), line=2),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "a = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "b = torch.arange(5, dtype=torch.float32, requires_grad=True)\n"
+            "c = torch.arange(0.0, 1.0, 0.25, requires_grad=True)\n"
+            "d = torch.tensor([1, 2], dtype=torch.float64, requires_grad=True)\n"
+            "e = torch.arange(4).float().requires_grad_()\n"
+            "f = torch.randint(0, 3, (4,))\n"
+            "f.requires_grad = False\n"),
+        Example(
+            "import torch\n"
+            "def make(values):\n"
+            "    return torch.tensor(values, requires_grad=True)\n"
+            "make([0.5, 1.5])\n"),
+    )
+
+    def check(self, trace, locale):
+        torch = trace.torch_name or "torch"
+        for event in trace.of(CallEvent):
+            if event.qualname in api.FACTORIES or event.qualname in api.DATA_FACTORIES:
+                flag = event.arg_node("requires_grad")
+                result = event.result
+                if flag is not None and _is_true(flag.value) and isinstance(result, TensorFacts) \
+                        and dtype_kind(result.dtype) in ("int", "bool"):
+                    yield self._factory_report(event, result, locale, torch)
+            elif event.method == "requires_grad_" and isinstance(event.receiver, TensorFacts):
+                arg = event.arg_node("requires_grad", 0)
+                if (arg is None or _is_true(arg.value)) and \
+                        dtype_kind(event.receiver.dtype) in ("int", "bool"):
+                    yield Report(event.node, self.text(
+                        "message", locale, name=code_of(event.node.func.value),
+                        dtype=event.receiver.dtype, runtime=RUNTIME_METHOD))
+        for event in trace.of(AttrAssignEvent):
+            if event.attr == "requires_grad" and _is_true(event.value_node) \
+                    and isinstance(event.receiver, TensorFacts) \
+                    and dtype_kind(event.receiver.dtype) in ("int", "bool"):
+                yield Report(event.node, self.text(
+                    "message", locale, name=code_of(event.node.value),
+                    dtype=event.receiver.dtype, runtime=RUNTIME_ATTRIBUTE))
+
+    def _factory_report(self, event: CallEvent, result: TensorFacts, locale: str, torch: str) -> Report:
+        fixes = []
+        data = event.arg_node(None, 0)
+        explicit_dtype = event.arg_node("dtype") is not None
+        if event.qualname in api.DATA_FACTORIES and data is not None and not explicit_dtype \
+                and _only_int_literals(data.value):
+            fixes.append(FixSpec(self.text("fix_literals", locale),
+                                 (Edit("replace", data.value, _as_floats(data.value)),)))
+        if not explicit_dtype:
+            fixes.append(FixSpec(self.text("fix_dtype", locale, torch=torch),
+                                 (Edit("replace", event.node,
+                                       with_keyword(event.node, "dtype", f"{torch}.float32")),)))
+        name = code_of(event.node)
+        if len(name) > 40:
+            name = code_of(event.node.func) + "(...)"
+        return Report(event.node, self.text("message", locale, name=name, dtype=result.dtype,
+                                            runtime=RUNTIME_FACTORY), tuple(fixes))
+
+
+def _is_true(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+def _only_int_literals(node) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _only_int_literals(node.expression)
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(_only_int_literals(e.value) for e in node.elements)
+    return False
+
+
+class _ToFloat(cst.CSTTransformer):
+    def leave_Integer(self, original, updated):
+        return cst.Float(updated.value + ".0")
+
+
+def _as_floats(node) -> str:
+    return code_of(node.visit(_ToFloat()))
