@@ -772,8 +772,10 @@ class Interpreter:
             return t
         kind = dtype_kind(t.dtype)
         if flag is None or kind not in ("float", "complex"):
-            # int tensors raise; unknown dtypes or flags: unknown result
-            return replace(t, requires_grad=None if kind is None or flag is None else t.requires_grad)
+            # Unknown dtype or flag: unknown result. On an int tensor the call raises,
+            # so what follows it is moot: unknown too, so that one mistake gives one finding.
+            return replace(t, requires_grad=None if kind is None or flag is None or flag
+                           else t.requires_grad)
         return replace(t, requires_grad=flag, is_leaf=True,
                        no_grad_reason=None if flag else "never",
                        leaves=frozenset({t.tid}) if flag else frozenset(),

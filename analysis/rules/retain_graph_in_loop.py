@@ -1,0 +1,116 @@
+"""AG301 retain-graph-in-loop: `backward(retain_graph=True)` in a loop where no
+later backward needs the graph: every iteration's graph stays alive."""
+from __future__ import annotations
+
+from analysis.events import CallEvent
+from analysis.facts import TensorFacts
+from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from analysis.rulekit import has_true_keyword, is_tensor_backward, without_keyword
+
+
+class RetainGraphInLoop(Rule):
+    code = "AG301"
+    name = "retain-graph-in-loop"
+    severity = "info"
+    summary = {
+        "en": "retain_graph=True in a loop where no later backward needs the graph",
+        "zh": "循环中不需要却使用了 retain_graph=True",
+    }
+    explanation = {
+        "en": (
+            "`retain_graph=True` keeps the graph's saved tensors after the backward so that "
+            "another backward can run through it. In a loop where the loss is rebuilt every "
+            "iteration and nothing backwards through it again, the kept graphs are only a cost: "
+            "memory grows with every iteration that still references them (a recurrent state "
+            "carried across iterations keeps all of them alive). Drop `retain_graph=True`; for a "
+            "state carried across iterations, `.detach()` it each iteration (truncated "
+            "backpropagation)."
+        ),
+        "zh": (
+            "`retain_graph=True` 让计算图在 backward 后保留其保存的张量，以便再次反向传播。若循环每次迭代都重新"
+            "构建损失，且之后没有再经过该图的 backward，保留的图只是负担：只要还被引用，显存就随迭代增长"
+            "（跨迭代携带的循环状态会让所有图都保持存活）。请去掉 `retain_graph=True`；对跨迭代携带的状态，"
+            "每次迭代对它 `.detach()`（截断反向传播）。"
+        ),
+    }
+    messages = {
+        "en": {"message": "retain_graph=True in a loop, and no later backward in the iteration uses "
+                          "this graph: each iteration's graph is kept alive",
+               "fix": "Remove retain_graph=True"},
+        "zh": {"message": "循环中使用了 retain_graph=True，而本次迭代之后没有 backward 再用这个图："
+                          "每次迭代的计算图都被保留",
+               "fix": "去掉 retain_graph=True"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "signal = torch.sin(torch.linspace(0, 6, 40)) + 0.1 * torch.randn(40)\n"
+            "gain = torch.tensor(0.5, requires_grad=True)\n"
+            "optimizer = torch.optim.SGD([gain], lr=0.01)\n"
+            "state = torch.tensor(0.0)\n"
+            "for t in range(40):\n"
+            "    state = 0.8 * state + gain * signal[t]\n"
+            "    loss = (state - signal[t]) ** 2\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    optimizer.step()\n",
+            Silent("state.grad_fn is not None and state.grad_fn.next_functions[0][0] is not None",
+                   "the last state still references every earlier iteration's graph"), line=11),
+        Example(
+            "import torch\n"
+            "x = torch.tensor(1.0, requires_grad=True)\n"
+            "kept = []\n"
+            "for _ in range(3):\n"
+            "    y = x ** 2\n"
+            "    y.backward(retain_graph=True)\n"
+            "    kept.append(y)\n"
+            "    x.grad = None\n",
+            Silent("all(k.grad_fn is not None for k in kept)", "three graphs stay alive"),
+            line=6),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "trunk, head_a, head_b = nn.Linear(4, 8), nn.Linear(8, 1), nn.Linear(8, 1)\n"
+            "opt = torch.optim.SGD([*trunk.parameters(), *head_a.parameters()], lr=0.1)\n"
+            "for step in range(3):\n"
+            "    opt.zero_grad()\n"
+            "    h = torch.tanh(trunk(torch.randn(5, 4)))\n"
+            "    loss_a = head_a(h).pow(2).mean()\n"
+            "    loss_b = head_b(h).abs().mean()\n"
+            "    loss_a.backward(retain_graph=True)\n"
+            "    loss_b.backward()\n"
+            "    opt.step()\n"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor(1.0, requires_grad=True)\n"
+            "y = x ** 2\n"
+            "for _ in range(3):\n"
+            "    y.backward(retain_graph=True)\n"
+            "print(x.grad)\n"),
+    )
+
+    def check(self, trace, locale):
+        calls = trace.of(CallEvent)
+        for index, event in enumerate(calls):
+            loop = event.ctx.loop
+            if loop is None or not is_tensor_backward(event) \
+                    or not has_true_keyword(event, "retain_graph"):
+                continue
+            target: TensorFacts = event.receiver
+            # Only a graph built in this iteration; one built before the loop (or an
+            # element of one, see per-element-backward) is backwarded again next time.
+            if target.made_in_loop != id(loop) or target.element_of is not None:
+                continue
+            later = [e for e in calls[index + 1:]
+                     if e.ctx.loop_pass == event.ctx.loop_pass and loop in e.ctx.loops
+                     and (e.method == "backward" or e.qualname == "torch.autograd.grad")]
+            if later:
+                continue      # a later backward in the iteration may need the graph
+            fix = FixSpec(self.text("fix", locale),
+                          (Edit("replace", event.node, without_keyword(event.node, "retain_graph")),),
+                          safe=False)
+            yield Report(event.node, self.text("message", locale), (fix,))
