@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from analysis.chunks import Chunk, split_chunks
+from analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
 from analysis.facts import Value
 from analysis.findings import Finding, Fix, TextEdit
 from analysis.interpreter import Env, Interpreter
@@ -38,6 +38,11 @@ class ParsedChunk:
     summary: ChunkSummary = ChunkSummary()
     _positions: dict | None = None
 
+    @property
+    def is_definition(self) -> bool:
+        """Only `def`/`class` statements: module-level facts do not flow through it."""
+        return all(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in self.module.body)
+
     def positions(self) -> dict:
         """Node -> CodeRange, resolved on first need (only chunks with findings pay)."""
         if self._positions is None:
@@ -53,6 +58,10 @@ class ChunkResult:
     # Findings with lines relative to the chunk (1 = its first line).
     findings: tuple
     seen: dict
+    # What the chunk asked of the module summary, and the answers: (member, args) -> answer.
+    reads: dict
+    # The summary version these results were last known valid for.
+    summary_version: int
 
 
 @dataclass
@@ -67,47 +76,98 @@ class Analyzer:
 
     def __init__(self, rules: tuple[Rule, ...] | None = None):
         self.rules = rules if rules is not None else all_rules()
+        self._splitter = ChunkSplitter()
         self._parsed: dict[str, ParsedChunk] = {}
         self._results: dict[tuple, ChunkResult] = {}
+        self._older_results: dict[tuple, ChunkResult] = {}
+        self._summary_parts: tuple | None = None
+        self._summary = ModuleSummary()
+        self._summary_version = 0
+        self._summary_answers: dict = {}
         self.last: Analysis | None = None
         # Exceptions raised by the analysis itself (bugs of ours), newest last.
         self.internal_errors: list[tuple[int, str]] = []
 
     def analyze(self, source: str, settings: Settings | None = None) -> list[Finding]:
         settings = settings or Settings()
-        chunks = split_chunks(source)
-        parsed = [self._parse(chunk) for chunk in chunks]
-        summary = ModuleSummary.merge([p.summary for p in parsed if p.module is not None])
+        chunks, parsed = self._chunks_and_parses(source)
+        summary_version = self._summary_version_of(parsed)
 
         findings: list[Finding] = []
         env = Env()
         kept_results: dict[tuple, ChunkResult] = {}
         view = []
-        for index, (chunk, part) in enumerate(zip(chunks, parsed)):
+        occurrences: dict[str, int] = {}
+        for chunk, part in zip(chunks, parsed):
             if part.module is None:
                 findings.append(self._syntax_finding(chunk, part))
                 continue
-            result = self._chunk_result(chunk, part, index, env, summary, settings.locale, kept_results)
+            # Identical chunks (two `optimizer.step()` lines) need distinct tensor ids.
+            occurrence = occurrences.get(chunk.text, 0)
+            occurrences[chunk.text] = occurrence + 1
+            result = self._chunk_result(chunk, part, occurrence, env, summary_version,
+                                        settings.locale, kept_results)
             env = result.env_out
             view.append((chunk.start_line, part, result.seen))
             offset = chunk.start_line - 1
             for f in result.findings:
                 findings.append(_shift(f, offset))
-        # Forget what the newest version no longer has.
+        # Keep this version's results and the previous version's: breaking a line and
+        # repairing it brings the old chunks back.
+        self._older_results = self._results
         self._results = kept_results
         live = {c.text for c in chunks}
         if len(self._parsed) > 2 * len(live) + 64:
             self._parsed = {t: p for t, p in self._parsed.items() if t in live}
 
-        lines = source.splitlines()
+        out = self._final(findings, source, settings)
+        self.last = Analysis(out, view)
+        return out
+
+    def _chunks_and_parses(self, source: str):
+        """The chunks of `source` and their parses; a chunk that does not parse is cut
+        at its recovery lines, so an open docstring does not hide the code below it."""
+        chunks: list[Chunk] = []
+        parsed: list[ParsedChunk] = []
+        pending = self._splitter.split(source)
+        pending.reverse()
+        while pending:
+            chunk = pending.pop()
+            part = self._parse(chunk)
+            if part.module is None and chunk.recovery_lines:
+                pieces = cut_at_recovery_lines(chunk)
+                pieces.reverse()
+                pending.extend(pieces)
+                continue
+            chunks.append(chunk)
+            parsed.append(part)
+        return chunks, parsed
+
+    def _summary_version_of(self, parsed: list[ParsedChunk]) -> int:
+        """A number that changes exactly when the module summary does (cheap to hash)."""
+        parts = tuple(p.summary for p in parsed if p.module is not None)
+        if parts != self._summary_parts:
+            summary = ModuleSummary.merge(list(parts))
+            self._summary_parts = parts
+            if summary != self._summary:
+                self._summary = summary
+                self._summary_version += 1
+                self._summary_answers = {}
+        return self._summary_version
+
+    def _final(self, findings: list[Finding], source: str, settings: Settings) -> list[Finding]:
+        """Sorted, deduplicated findings that the settings enable and no comment suppresses."""
+        lines = None
         out = []
         seen_keys = set()
         for f in sorted(findings, key=Finding.sort_key):
             if not settings.enables(f.code, f.name):
                 continue
-            first = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
-            if f.code != SYNTAX_CODE and is_suppressed(first, f.code):
-                continue
+            if f.code != SYNTAX_CODE:
+                if lines is None:
+                    lines = _LineIndex(source)
+                if is_suppressed(lines.line(f.line), f.code):
+                    continue
             key = (f.code, f.line, f.column, f.end_line, f.end_column)
             if key in seen_keys:
                 continue
@@ -116,7 +176,6 @@ class Analyzer:
             if severity != f.severity:
                 f = _replace_severity(f, severity)
             out.append(f)
-        self.last = Analysis(out, view)
         return out
 
     def facts_at(self, line: int, column: int) -> tuple[str, Value] | None:
@@ -150,17 +209,24 @@ class Analyzer:
         self._parsed[chunk.text] = part
         return part
 
-    def _chunk_result(self, chunk, part, index, env, summary, locale, kept) -> ChunkResult:
-        is_definition = all(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in part.module.body)
+    def _chunk_result(self, chunk, part, occurrence, env, summary_version, locale, kept) -> ChunkResult:
+        is_definition = part.is_definition
         env_key = None if is_definition else _env_key(env)
-        key = (chunk.text, env_key, summary, locale)
-        cached = self._results.get(key) or kept.get(key)
-        if cached is not None and (is_definition or cached.env_in.names == env.names
-                                   and cached.env_in.freed == env.freed):
-            kept[key] = cached
-            return ChunkResult(env, env if is_definition else cached.env_out,
-                               cached.findings, cached.seen)
-        interpreter = Interpreter(summary, id_prefix=index)
+        key = (chunk.text, occurrence, env_key, locale)
+        for cached in (kept.get(key), self._results.get(key), self._older_results.get(key)):
+            if cached is None or not (is_definition or _same_env(cached.env_in, env)):
+                continue
+            if cached.summary_version != summary_version and not self._same_answers(cached.reads):
+                continue
+            # Remember this very `env` as the input, so the next version's lookup is by identity.
+            hit = ChunkResult(env, env if is_definition else cached.env_out, cached.findings,
+                              cached.seen, cached.reads, summary_version)
+            kept[key] = hit
+            return hit
+        summary = _RecordingSummary(self._summary)
+        # Ids depend on the chunk's text and occurrence only, never on its index, so a
+        # result reused after chunks above it moved equals one computed afresh.
+        interpreter = Interpreter(summary, id_prefix=(hash(chunk.text), occurrence))
         try:
             env_out = interpreter.run_module(part.module, env.copy() if not is_definition else Env())
             if is_definition:
@@ -174,9 +240,19 @@ class Analyzer:
             # Stay quiet about this chunk rather than guess; keep the error for tests and logs.
             self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
             env_out, findings = (env if is_definition else _forget_all(env)), ()
-        result = ChunkResult(env, env_out, findings, interpreter.seen)
+        result = ChunkResult(env, env_out, findings, interpreter.seen, summary.reads, summary_version)
         kept[key] = result
         return result
+
+    def _same_answers(self, reads: dict) -> bool:
+        """Whether the current module summary answers a cached result's reads as before."""
+        memo = self._summary_answers
+        for question, answer in reads.items():
+            if question not in memo:
+                memo[question] = _ask(self._summary, question)
+            if memo[question] != answer:
+                return False
+        return True
 
     def _to_finding(self, rule: Rule, report: Report, part: ParsedChunk) -> Finding:
         positions = part.positions()
@@ -205,6 +281,68 @@ def analyze(source: str, settings: Settings | None = None) -> list[Finding]:
 def _env_key(env: Env):
     # Cheap, order-insensitive digest; the full comparison happens on a hit.
     return (len(env.names), len(env.freed))
+
+
+def _same_env(a: Env, b: Env) -> bool:
+    # Unchanged chunks hand the very same Env object on, so identity settles most lookups.
+    return a is b or (a.names == b.names and a.freed == b.freed)
+
+
+class _RecordingSummary:
+    """The module summary as one chunk's interpreter sees it, noting every question
+    and answer. A cached result stays valid under a new summary that answers the
+    same questions the same way, so a change to one function's summary re-analyses
+    only the chunks that asked about that function."""
+
+    def __init__(self, summary: ModuleSummary):
+        self._summary = summary
+        self.reads: dict = {}
+
+    @property
+    def aliases(self):
+        return self._note(("aliases", None))
+
+    @property
+    def functions(self):
+        return self._note(("functions", None))
+
+    @property
+    def changes_default_dtype(self):
+        return self._note(("changes_default_dtype", None))
+
+    def function(self, name):
+        return self._note(("function", (name,)))
+
+    def effects(self, name, depth=3):
+        return self._note(("effects", (name, depth)))
+
+    def __getattr__(self, member):
+        # Anything this class does not know: depend on the whole summary.
+        self._note(("", None))
+        return getattr(self._summary, member)
+
+    def _note(self, question):
+        answer = _ask(self._summary, question)
+        self.reads[question] = answer
+        return answer
+
+
+def _ask(summary: ModuleSummary, question):
+    member, args = question
+    if not member:
+        return summary
+    value = getattr(summary, member)
+    return value if args is None else value(*args)
+
+
+class _LineIndex:
+    """Lines of the source by number, split only on first need (suppression comments)."""
+
+    def __init__(self, source: str):
+        self._lines = source.splitlines()
+
+    def line(self, number: int) -> str:
+        return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
 
 
 def _forget_all(env: Env) -> Env:
