@@ -1,0 +1,79 @@
+"""How the command line prints findings and the rule catalogue.
+
+The core counts columns from 0; people and the JSON format count from 1
+(columns in code points, so a Chinese comment or an emoji earlier on the line
+counts as one column each).
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+
+from analysis import Finding, Fix, all_rules
+from analysis.rule import Rule
+
+
+def text_line(path: str, finding: Finding) -> str:
+    return (f"{path}:{finding.line}:{finding.column + 1}: "
+            f"{finding.code} [{finding.name}] {finding.message}")
+
+
+def finding_json(path: str, finding: Finding) -> dict:
+    return {
+        "path": path,
+        "line": finding.line,
+        "column": finding.column + 1,
+        "end_line": finding.end_line,
+        "end_column": finding.end_column + 1,
+        "code": finding.code,
+        "name": finding.name,
+        "severity": finding.severity,
+        "message": finding.message,
+        "fixes": [fix_json(fix) for fix in finding.fixes],
+    }
+
+
+def fix_json(fix: Fix) -> dict:
+    return {
+        "title": fix.title,
+        "edits": [{"line": e.line, "column": e.column + 1, "end_line": e.end_line,
+                   "end_column": e.end_column + 1, "new_text": e.new_text} for e in fix.edits],
+    }
+
+
+def json_document(items: list[dict]) -> str:
+    return json.dumps(items, ensure_ascii=False, indent=2)
+
+
+def rules_table(locale: str) -> str:
+    rules = all_rules()
+    name_width = max((len(r.name) for r in rules), default=4)
+    lines = [f"{'code':<6} {'name':<{name_width}} {'severity':<8} summary"]
+    for rule in rules:
+        summary, _ = rule.describe(locale)
+        lines.append(f"{rule.code:<6} {rule.name:<{name_width}} {rule.severity:<8} {summary}")
+    return "\n".join(lines)
+
+
+def explain(rule: Rule, locale: str) -> str:
+    summary, explanation = rule.describe(locale)
+    bad_label, good_label = ("错误示例", "正确示例") if locale == "zh" else ("Bad", "Good")
+    parts = [f"{rule.code} {rule.name} ({rule.severity})", "", summary, "", _wrap(explanation, locale)]
+    if rule.bad:
+        parts += ["", f"{bad_label}:", "", _indent(rule.bad[0].code)]
+    if rule.good:
+        parts += ["", f"{good_label}:", "", _indent(rule.good[0].code)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def _wrap(text: str, locale: str) -> str:
+    if locale == "zh":
+        # Chinese has no spaces to break at; terminals wrap it well enough.
+        return text
+    return "\n".join(textwrap.fill(paragraph, width=88, break_on_hyphens=False,
+                                   break_long_words=False)
+                     for paragraph in text.split("\n"))
+
+
+def _indent(code: str) -> str:
+    return textwrap.indent(code.rstrip("\n"), "    ")
