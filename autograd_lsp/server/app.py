@@ -1,0 +1,81 @@
+"""The language server: its state, and every LSP method it answers, registered
+in one place. Each handler lives in the module named after its concern."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, pull_diagnostics,
+                                 workspace)
+from autograd_lsp.server.capabilities import ClientCapabilities
+from autograd_lsp.server.documents import Documents
+from autograd_lsp.server.guard import guarded, report_exception
+from autograd_lsp.server.settings import SettingsStore
+
+NAME = "autograd-lsp"
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+        return version(NAME)
+    except Exception:
+        return "0.1.0"
+
+
+class AutogradLanguageServer(LanguageServer):
+    def __init__(self):
+        super().__init__(NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.capabilities = ClientCapabilities()
+        self.settings = SettingsStore()
+        self.documents = Documents()
+        # Analyses run here, off the event loop, so that the server keeps reading
+        # messages (cancellations, newer changes) while one runs.
+        self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="analysis")
+        self.shutdown_requested = False
+
+    def report_server_error(self, error, source):
+        # pygls would show every internal error as a popup; a log line is enough.
+        report_exception(self, f"pygls ({getattr(source, '__name__', source)})")
+
+
+def create_server() -> AutogradLanguageServer:
+    ls = AutogradLanguageServer()
+
+    def feature(method: str, handler, default=None, options=None):
+        ls.feature(method, options)(guarded(handler, default))
+
+    feature(types.INITIALIZE, lifecycle.initialize)
+    feature(types.INITIALIZED, lifecycle.initialized)
+    feature(types.SHUTDOWN, lifecycle.shutdown)
+
+    feature(types.TEXT_DOCUMENT_DID_OPEN, document_sync.did_open)
+    feature(types.TEXT_DOCUMENT_DID_CHANGE, document_sync.did_change)
+    feature(types.TEXT_DOCUMENT_DID_CLOSE, document_sync.did_close)
+
+    feature(types.TEXT_DOCUMENT_DIAGNOSTIC, pull_diagnostics.document_diagnostic,
+            default=pull_diagnostics.EMPTY,
+            options=types.DiagnosticOptions(identifier=NAME, inter_file_dependencies=False,
+                                            workspace_diagnostics=False))
+    feature(types.TEXT_DOCUMENT_HOVER, hover.hover)
+    feature(types.TEXT_DOCUMENT_CODE_ACTION, code_actions.code_action, default=[],
+            options=types.CodeActionOptions(code_action_kinds=code_actions.KINDS, resolve_provider=True))
+    ls.feature(types.CODE_ACTION_RESOLVE)(_resolve_guard())
+
+    feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, workspace.did_change_configuration)
+    feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, workspace.did_change_watched_files)
+    feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, workspace.did_change_workspace_folders)
+    return ls
+
+
+def _resolve_guard():
+    # On failure, resolve answers with the action it was given (a valid result).
+    async def resolve(ls, action: types.CodeAction) -> types.CodeAction:
+        try:
+            return await code_actions.resolve_code_action(ls, action)
+        except Exception:
+            report_exception(ls, "codeAction/resolve")
+            return action
+    return resolve

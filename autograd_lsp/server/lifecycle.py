@@ -1,0 +1,56 @@
+"""`initialize`, `initialized`, `shutdown`: what the client can do and wants.
+
+(`exit` is pygls' own: it closes the output and stops the loop; `run` then
+sets the process's exit code from whether `shutdown` came first.)
+"""
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types
+
+from autograd_lsp.server.capabilities import ClientCapabilities
+from autograd_lsp.server.guard import log_to_client
+from autograd_lsp.server.settings import SECTION, parse_editor_settings
+from autograd_lsp.server.texts import normalize_locale
+from autograd_lsp.server.workspace import CLIENT_REQUEST_TIMEOUT_SECONDS, fetch_configuration
+from autograd_lsp.server.linting import reanalyse_open_documents
+
+def initialize(ls, params: types.InitializeParams) -> None:
+    ls.capabilities = ClientCapabilities.from_client(params.capabilities)
+    ls.settings.client_locale = normalize_locale(params.locale)
+    editor, problems = parse_editor_settings(params.initialization_options)
+    ls.settings.initialization = editor
+    ls.settings.problems.extend(problems)
+
+
+async def initialized(ls, params: types.InitializedParams) -> None:
+    registrations = []
+    if ls.capabilities.watched_files_registration:
+        registrations.append(types.Registration(
+            id="autograd-lsp/pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+    if ls.capabilities.configuration_registration:
+        # Pull-model clients send didChangeConfiguration only to servers that register it.
+        registrations.append(types.Registration(
+            id="autograd-lsp/configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            register_options=types.DidChangeConfigurationRegistrationOptions(section=SECTION)))
+    if registrations:
+        try:
+            await asyncio.wait_for(
+                ls.client_register_capability_async(types.RegistrationParams(registrations)),
+                CLIENT_REQUEST_TIMEOUT_SECONDS)
+        except Exception as exc:
+            # Some clients announce dynamic registration and then refuse it; the
+            # server works without (no reload on pyproject.toml changes).
+            log_to_client(ls, f"autograd-lsp: client/registerCapability failed: {exc}",
+                          types.MessageType.Warning)
+    if ls.capabilities.workspace_configuration and await fetch_configuration(ls):
+        await reanalyse_open_documents(ls)
+
+
+def shutdown(ls, params) -> None:
+    ls.shutdown_requested = True
+    for uri in ls.documents.uris():
+        ls.documents.close(uri)

@@ -1,0 +1,118 @@
+"""Running the core on a document: debounced, one at a time, never stale.
+
+`analyse_now` gives the analysis of the document's current text (reusing it
+when neither the text nor the settings changed); `schedule` runs it after the
+debounce and publishes the result when the client uses push diagnostics.
+"""
+from __future__ import annotations
+
+import asyncio
+
+from analysis import Analyzer
+from autograd_lsp.server.diagnostics import to_diagnostics
+from autograd_lsp.server.documents import ANALYSIS_TIMEOUT_SECONDS, Analysis, path_of
+from autograd_lsp.server.guard import log_to_client, report_exception
+from autograd_lsp.server.positions import LineIndex
+from lsprotocol import types
+
+
+async def analyse_now(ls, uri: str) -> Analysis | None:
+    """The analysis of `uri` as the client has it now; None when it is not open."""
+    state = ls.documents.find(uri)
+    if state is None:
+        return None
+    async with state.lock:
+        document = ls.workspace.get_text_document(uri)
+        version, text = document.version, document.source
+        generation = ls.settings.generation
+        if state.is_current(version, generation):
+            return state.latest
+        doc_settings = ls.settings.for_document(uri, path_of(uri))
+        _report_settings_problems(ls)
+        findings: tuple = ()
+        if doc_settings.enabled and not doc_settings.excluded:
+            findings = await _run_analyzer(ls, state, text, doc_settings.settings)
+        analysis = Analysis(version, generation, text, findings, doc_settings,
+                            LineIndex(text, ls.workspace.position_encoding))
+        if ls.documents.find(uri) is state:
+            state.latest = analysis
+        return analysis
+
+
+async def _run_analyzer(ls, state, text, settings) -> tuple:
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(ls.analysis_pool, state.analyzer.analyze, text, settings)
+    try:
+        return tuple(await asyncio.wait_for(future, ANALYSIS_TIMEOUT_SECONDS))
+    except asyncio.TimeoutError:
+        # The worker thread cannot be stopped; give the document a fresh Analyzer so
+        # that the abandoned run never shares caches with the next one.
+        state.analyzer = Analyzer()
+        log_to_client(ls, f"autograd-lsp: analysis of {state.uri} took more than "
+                          f"{ANALYSIS_TIMEOUT_SECONDS:.0f} s and was abandoned",
+                      types.MessageType.Warning)
+        return ()
+    except Exception:
+        report_exception(ls, f"analysis of {state.uri}")
+        state.analyzer = Analyzer()
+        return ()
+
+
+def schedule(ls, uri: str, delay: float) -> None:
+    """Analyse `uri` after `delay` seconds unless a newer change comes first."""
+    state = ls.documents.find(uri)
+    if state is None:
+        return
+    if state.pending is not None and not state.pending.done():
+        state.pending.cancel()
+    state.pending = asyncio.ensure_future(_debounced(ls, uri, delay))
+
+
+async def _debounced(ls, uri: str, delay: float) -> None:
+    if delay:
+        await asyncio.sleep(delay)
+    # Past the wait, a newer change must not cancel a run that is already in a
+    # worker thread: it finishes, keeps its caches, and publishes only if current.
+    await asyncio.shield(publish(ls, uri))
+
+
+async def publish(ls, uri: str) -> None:
+    """Push the current diagnostics of `uri` (push clients only)."""
+    if ls.capabilities.pull_diagnostics:
+        return
+    try:
+        analysis = await analyse_now(ls, uri)
+        state = ls.documents.find(uri)
+        if analysis is None or state is None or state.latest is not analysis:
+            return
+        # Never publish a version the client has moved past.
+        if ls.workspace.get_text_document(uri).version != analysis.version:
+            return
+        if state.published == analysis.result_id:
+            return
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+            uri=uri, version=analysis.version, diagnostics=to_diagnostics(analysis)))
+        state.published = analysis.result_id
+    except Exception:
+        report_exception(ls, f"publishing diagnostics of {uri}")
+
+
+def _report_settings_problems(ls) -> None:
+    problems, ls.settings.problems[:] = list(ls.settings.problems), []
+    for problem in dict.fromkeys(problems):
+        ls.window_show_message(types.ShowMessageParams(
+            type=types.MessageType.Warning, message=f"autograd-lsp: {problem}"))
+
+
+async def reanalyse_open_documents(ls) -> None:
+    """After a settings change: push clients get new diagnostics, pull clients a refresh."""
+    ls.settings.changed()
+    if ls.capabilities.pull_diagnostics:
+        if ls.capabilities.diagnostic_refresh:
+            try:
+                await ls.workspace_diagnostic_refresh_async(None)
+            except Exception:
+                report_exception(ls, "workspace/diagnostic/refresh")
+        return
+    for uri in ls.documents.uris():
+        schedule(ls, uri, 0)
