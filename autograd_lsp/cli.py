@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=run_check)
 
     rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=("text", "markdown"), default="text")
     _add_locale(rules)
     rules.set_defaults(handler=run_rules)
 
@@ -227,7 +228,8 @@ def run_rules(args) -> int:
     locale = _locale_for_catalogue(args)
     if locale is None:
         return ERROR
-    print(output.rules_table(locale))
+    render = output.rules_markdown if args.format == "markdown" else output.rules_table
+    print(render(locale))
     return OK
 
 

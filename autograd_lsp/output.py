@@ -55,6 +55,15 @@ def rules_table(locale: str) -> str:
     return "\n".join(lines)
 
 
+def rules_markdown(locale: str) -> str:
+    """The catalogue as a Markdown table (the README's rule table is made with it)."""
+    lines = ["| code | name | severity | what it catches |", "|---|---|---|---|"]
+    for rule in all_rules():
+        summary = rule.describe(locale)[0].replace("|", "\\|")
+        lines.append(f"| {rule.code} | `{rule.name}` | {rule.severity} | {summary} |")
+    return "\n".join(lines)
+
+
 def explain(rule: Rule, locale: str) -> str:
     summary, explanation = rule.describe(locale)
     bad_label, good_label = ("错误示例", "正确示例") if locale == "zh" else ("Bad", "Good")
