@@ -110,8 +110,10 @@ class NumberValue:
 
 @dataclass(frozen=True)
 class SequenceValue:
-    """A tuple or list whose items are known (for unpacking and indexing)."""
+    """A tuple or list whose items are known (for unpacking and indexing).
+    A list (`mutable`) is forgotten as soon as something may change it."""
     items: tuple
+    mutable: bool = False
 
 
 @dataclass(frozen=True)

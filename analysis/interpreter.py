@@ -169,6 +169,14 @@ class Interpreter:
         return env
 
     @staticmethod
+    def _forget_mutated_list(node, env: Env) -> None:
+        """A list whose contents may change (`losses.append(l)`) is no longer known."""
+        if isinstance(node, cst.Name):
+            value = env.names.get(node.value)
+            if isinstance(value, SequenceValue) and value.mutable:
+                env.names[node.value] = UNKNOWN
+
+    @staticmethod
     def _forget_tested_grads(test, env: Env) -> None:
         """`if x.grad is not None:` and the like: the branches know more than we
         track, so `.grad` of every tensor the test reads becomes unknown."""
@@ -292,6 +300,7 @@ class Interpreter:
             if isinstance(receiver, TensorFacts) and not rebinding:
                 self.trace.events.append(InplaceEvent(target, ctx, receiver, target.value, "setitem"))
                 env.update_tensor(receiver.tid, self.inplace_result(receiver, value, ctx))
+            self._forget_mutated_list(target.value, env)
         elif isinstance(target, cst.StarredElement):
             self.assign(target.value, UNKNOWN, value_node, env, ctx)
 
@@ -362,7 +371,7 @@ class Interpreter:
                 if isinstance(element, cst.StarredElement):
                     return UNKNOWN
                 items.append(value)
-            return SequenceValue(tuple(items))
+            return SequenceValue(tuple(items), mutable=isinstance(node, cst.List))
         if isinstance(node, cst.Subscript):
             return self.eval_subscript(node, env, ctx)
         if isinstance(node, cst.Comparison):
@@ -458,9 +467,14 @@ class Interpreter:
         if qualname is None and isinstance(func, cst.Attribute):
             method = func.attr.value
             receiver = self.eval(func.value, env, ctx)
+        if method is not None:
+            self._forget_mutated_list(func.value, env)
         args, kwargs = [], {}
         for arg in node.args:
             value = self.eval(arg.value, env, ctx)
+            if qualname is None:
+                # A function we do not model may append to a list it is given.
+                self._forget_mutated_list(arg.value, env)
             if arg.keyword is not None:
                 kwargs[arg.keyword.value] = value
             elif arg.star == "":
@@ -811,7 +825,7 @@ class Interpreter:
         """The result of an op on `inputs` (tensors, numbers or unknowns)."""
         tensors = [v for v in inputs if isinstance(v, TensorFacts)]
         unknown = [v for v in inputs if not isinstance(v, (TensorFacts, NumberValue))]
-        if not tensors and unknown:
+        if not tensors:
             return UNKNOWN
         if ctx.no_grad is True:
             return self.new_tensor(ctx, False, True, dtype, shape, "no_grad")
