@@ -125,6 +125,15 @@ class NoGradFn(Rule):
             "(t * 3).backward()\n"),
         Example(
             "import torch\n"
+            "logits = torch.randn(4, 2, requires_grad=True)\n"
+            "log_probs = torch.log_softmax(logits, dim=1)[:, 0]\n"
+            "terms = []\n"
+            "for lp, r in zip(log_probs, [1.0, 0.5, -0.2, 0.3]):\n"
+            "    terms.append(-lp * r)\n"
+            "total = torch.stack(terms).sum()\n"
+            "total.backward()\n"),
+        Example(
+            "import torch\n"
             "def train(model, x):\n"
             "    with torch.no_grad():\n"
             "        target = model(x)\n"
