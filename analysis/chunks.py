@@ -14,9 +14,11 @@ must not swallow the rest of the file:
   `class`, `import`, `return`, ...) closes any open bracket, since in a valid
   module it can never sit inside one;
 - a column-0 `def`/`class` inside a triple-quoted string that was opened on an
-  indented line is remembered as a recovery line of its chunk. The engine cuts
-  there only when the chunk does not parse (a docstring left open), because a
-  valid string may well hold such a line.
+  indented line, and any column-0 statement inside a bracket opened on an
+  indented line or in a `def`/`class` header or decorator, is remembered as a
+  recovery line of its chunk. The engine cuts there only when the chunk does
+  not parse (a docstring or bracket left open), because valid code may well
+  hold such lines.
 
 `ChunkSplitter` keeps the previous version's starts and rescans only from the
 statement before the first changed character until the scan meets a start
@@ -45,8 +47,7 @@ _NEWLINES = ("\n", "\r\n", "\r")
 class Chunk:
     text: str
     start_line: int   # 1-based line of the chunk's first line in the module
-    # 0-based lines, relative to the chunk, where a column-0 `def`/`class` sits inside
-    # a triple-quoted string opened on an indented line: where to cut if it fails to parse.
+    # 0-based lines, relative to the chunk, where to cut it if it fails to parse (see above).
     recovery_lines: tuple = ()
 
     @property
@@ -140,6 +141,8 @@ def _scan(source: str, pos: int, line: int, resync=None):
     depth = 0
     quote: str | None = None      # the quote that closes the open string
     quote_indented = False        # that string was opened on an indented line
+    bracket_recoverable = False   # the outermost open bracket was opened on an indented
+                                  # line or in a `def`/`class` header or decorator
     line_start = pos
     at_line_start = True
     pending_decorator = False
@@ -154,6 +157,8 @@ def _scan(source: str, pos: int, line: int, resync=None):
                 if quote is None:
                     if depth and keyword in _STATEMENT_ONLY:
                         depth = 0
+                    if depth and bracket_recoverable and keyword not in _CONTINUATIONS:
+                        recovery.append((pos, line))
                     if depth == 0:
                         if keyword not in _CONTINUATIONS and not pending_decorator:
                             if resync is not None and starts:
@@ -193,6 +198,8 @@ def _scan(source: str, pos: int, line: int, resync=None):
             nl = _next_newline(source, pos)
             pos = n if nl < 0 else nl
         elif tok in "([{":
+            if depth == 0:
+                bracket_recoverable = _opens_recoverably(source, line_start)
             depth += 1
         elif tok in ")]}":
             depth = max(0, depth - 1)
@@ -205,6 +212,14 @@ def _scan(source: str, pos: int, line: int, resync=None):
             line_start = pos
             at_line_start = True
     return starts, recovery, None
+
+
+def _opens_recoverably(source: str, line_start: int) -> bool:
+    first = source[line_start:line_start + 1]
+    if first in (" ", "\t", "@"):
+        return True
+    word = _WORD.match(source, line_start)
+    return word is not None and word.group(0) in _DEFINITIONS
 
 
 def _build_chunks(source: str, starts, recovery) -> list[Chunk]:
