@@ -6,9 +6,12 @@ refer to the original text.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from analysis.findings import TextEdit
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
@@ -34,27 +37,27 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     return text
 
 
-def _line_starts(text: str) -> list[int]:
-    # Offsets where each line begins; only "\n" ends a line, as in libcst's positions.
-    starts = [0]
-    index = text.find("\n")
-    while index != -1:
-        starts.append(index + 1)
-        index = text.find("\n", index + 1)
-    return starts
+def _line_starts(text: str) -> list[tuple[int, int]]:
+    """(start, end of content) of each line. Lines end as in Python and libcst:
+    "\r\n", "\r" or "\n" (not form feeds or Unicode line separators)."""
+    lines, start = [], 0
+    for match in _LINE_BREAK.finditer(text):
+        lines.append((start, match.start()))
+        start = match.end()
+    lines.append((start, len(text)))
+    return lines
 
 
-def _offset(text: str, line_starts: list[int], line: int, column: int) -> int:
-    if not 1 <= line <= len(line_starts) + 1 or column < 0:
+def _offset(text: str, lines: list[tuple[int, int]], line: int, column: int) -> int:
+    if not 1 <= line <= len(lines) + 1 or column < 0:
         raise ValueError(f"position {line}:{column} is outside the text")
-    if line == len(line_starts) + 1:
+    if line == len(lines) + 1:
         # One line past the last: its start is the end of the text (an edit that
         # removes whole lines may end there).
         if column:
             raise ValueError(f"position {line}:{column} is outside the text")
         return len(text)
-    start = line_starts[line - 1]
-    end = line_starts[line] - 1 if line < len(line_starts) else len(text)
+    start, end = lines[line - 1]
     if start + column > end:
         raise ValueError(f"position {line}:{column} is past the end of its line")
     return start + column

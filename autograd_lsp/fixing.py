@@ -42,12 +42,14 @@ def fix_text(text: str, settings: Settings, filename: str = "<source>",
             result.problem = "not fixed: the file does not compile"
         result.findings = analyzer.analyze(text, settings)
         return result
+    newline = _newline_of(text)
     for _ in range(MAX_ROUNDS):
         chosen = choose_fixes(analyzer.analyze(result.text, settings))
         if not chosen:
             break
+        edits = [_with_line_ending(e, newline) for applied in chosen for e in applied.fix.edits]
         try:
-            new_text = apply_edits(result.text, [e for applied in chosen for e in applied.fix.edits])
+            new_text = apply_edits(result.text, edits)
         except ValueError as exc:
             result.problem = f"not fixed: a fix has invalid edits ({exc})"
             break
@@ -90,6 +92,19 @@ def _overlap(a, b) -> bool:
     # make the order of the result ambiguous: treat touching as overlapping too.
     (a_start, a_end), (b_start, b_end) = a, b
     return a_start <= b_end and b_start <= a_end
+
+
+def _newline_of(text: str) -> str:
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def _with_line_ending(edit: TextEdit, newline: str) -> TextEdit:
+    # Fixes insert lines with "\n"; a CRLF file should stay CRLF throughout.
+    if newline == "\n" or "\n" not in edit.new_text:
+        return edit
+    new_text = edit.new_text.replace("\r\n", "\n").replace("\n", newline)
+    return TextEdit(edit.line, edit.column, edit.end_line, edit.end_column, new_text)
 
 
 def _compiles(text: str, filename: str) -> bool:

@@ -284,6 +284,13 @@ def test_fix_keeps_crlf_line_endings(project, capsys):
     assert "AG101" not in codes_in(data.decode())
 
 
+def test_lines_inserted_by_a_fix_get_the_file_line_ending():
+    adds_a_line = Fix("add", (TextEdit(2, 0, 2, 0, "z = 0\n"),))
+    result = fix_text("x = 1\r\ny = 2\r\n", None, analyzer=OneFindingAnalyzer(adds_a_line))
+    assert result.text.startswith("x = 1\r\nz = 0\r\n")
+    assert "\n" not in result.text.replace("\r\n", "")
+
+
 def test_fix_with_json_keeps_stdout_a_json_document(project, capsys):
     write(project, "bad.py", NONSCALAR)
     _, out, err = run(capsys, "check", "--fix", "--format", "json", "bad.py")

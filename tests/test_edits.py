@@ -73,8 +73,13 @@ def test_end_of_text_positions():
     assert apply_edits("a\nb\n", [TextEdit(2, 0, 3, 0, "")]) == "a\n"
 
 
-def test_crlf_line_endings_are_kept():
+def test_lines_end_as_in_python():
     assert apply_edits("a = 1\r\nb = 2\r\n", [TextEdit(2, 4, 2, 5, "3")]) == "a = 1\r\nb = 3\r\n"
+    assert apply_edits("a = 1\rb = 2\r", [TextEdit(2, 4, 2, 5, "3")]) == "a = 1\rb = 3\r"
+    with pytest.raises(ValueError):
+        apply_edits("a = 1\r\n", [TextEdit(1, 6, 1, 6, "x")])   # between \r and \n
+    # Form feeds and Unicode line separators do not end a Python line.
+    assert apply_edits("\x0ca\u2028b\nc", [TextEdit(2, 0, 2, 1, "d")]) == "\x0ca\u2028b\nd"
 
 
 def test_a_core_fix_applied_makes_the_code_clean():
