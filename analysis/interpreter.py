@@ -222,7 +222,10 @@ class Interpreter:
         if isinstance(small, cst.Expr):
             self.eval(small.value, env, ctx, used=False)
         elif isinstance(small, cst.Assign):
-            value = self.eval(small.value, env, ctx)
+            # `_ = f()` throws the value away on purpose.
+            discarded = all(isinstance(t.target, cst.Name) and t.target.value == "_"
+                            for t in small.targets)
+            value = self.eval(small.value, env, ctx, used=not discarded)
             for target in small.targets:
                 self.assign(target.target, value, small.value, env, ctx)
         elif isinstance(small, cst.AnnAssign):

@@ -72,6 +72,10 @@ class BackwardReturnsNone(Rule):
             "        return grad_output * 2\n"
             "layer = Layer()\n"
             "grad_input = layer.backward(3.0)\n"),
+        Example(
+            "import torch\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "_ = (x * 3).sum().backward()\n"),
     )
 
     def check(self, trace, locale):
