@@ -17,9 +17,9 @@ import re
 
 from lsprotocol import types
 
-from analysis import SYNTAX_CODE, Analyzer, Finding, Fix, TextEdit
-from analysis.edits import apply_edits
+from analysis import SYNTAX_CODE, Finding, Fix, TextEdit
 from analysis.suppression import NOQA
+from autograd_lsp.fixing import fix_text
 from autograd_lsp.server.diagnostics import SOURCE, to_diagnostic
 from autograd_lsp.server.documents import Analysis
 from autograd_lsp.server.linting import analyse_now
@@ -27,9 +27,6 @@ from autograd_lsp.server.texts import text
 
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
-# Fix-all re-analyses the fixed text until no safe fix is left (fixes that
-# overlap are applied in later rounds); this bounds the rounds.
-FIX_ALL_ROUNDS = 8
 
 
 async def code_action(ls, params: types.CodeActionParams):
@@ -146,44 +143,11 @@ def suppress_edit(analysis: Analysis, finding: Finding) -> TextEdit | None:
 
 
 def fix_all_edits(analysis: Analysis) -> list[types.TextEdit]:
-    """Every safe fix, as edits from the analysed text to the fixed one."""
-    fixed = fix_all_text(analysis.text, analysis.findings, analysis.settings.settings)
+    """Every safe fix, as edits from the analysed text to the fixed one. The
+    rounds of fixing (and the refusal to produce code that does not compile) are
+    the command line's `check --fix`, so both fix the same way."""
+    fixed = fix_text(analysis.text, analysis.settings.settings).text
     return diff_edits(analysis, fixed)
-
-
-def fix_all_text(source: str, findings, settings) -> str:
-    analyzer = Analyzer()
-    for _ in range(FIX_ALL_ROUNDS):
-        chosen = _non_overlapping_safe_fixes(findings)
-        if not chosen:
-            break
-        try:
-            candidate = apply_edits(source, [e for fix in chosen for e in fix.edits])
-        except ValueError:
-            break
-        if candidate == source:
-            break
-        source = candidate
-        findings = analyzer.analyze(source, settings)
-    return source
-
-
-def _non_overlapping_safe_fixes(findings) -> list[Fix]:
-    chosen: list[Fix] = []
-    taken: list[tuple] = []
-    for finding in findings:
-        fix = next((f for f in finding.fixes if f.safe), None)
-        if fix is None:
-            continue
-        spans = [((e.line, e.column), (e.end_line, e.end_column)) for e in fix.edits]
-        # Spans that touch count as overlapping: two insertions at one point from
-        # two fixes have no defined order, so the second waits for the next round.
-        if any(a_start <= b_end and b_start <= a_end for a_start, a_end in spans
-               for b_start, b_end in taken):
-            continue
-        chosen.append(fix)
-        taken.extend(spans)
-    return chosen
 
 
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")

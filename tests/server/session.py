@@ -36,8 +36,9 @@ AG101_SOURCE = (
 
 @contextlib.asynccontextmanager
 async def session(profile: str = "vscode", *, locale=None, initialization_options=None,
-                  configuration=None, workspace_folders=None, capabilities=None):
-    client = await ClientServerConfig(server_command=SERVER_COMMAND,
+                  configuration=None, workspace_folders=None, capabilities=None,
+                  server_command=None, shutdown=True):
+    client = await ClientServerConfig(server_command=server_command or SERVER_COMMAND,
                                       server_env=_server_env()).start()
     client.published = []       # every PublishDiagnosticsParams, in order
     _record_publishes(client)
@@ -55,7 +56,8 @@ async def session(profile: str = "vscode", *, locale=None, initialization_option
     try:
         yield client
     finally:
-        await client.shutdown_session()
+        if shutdown:
+            await client.shutdown_session()
         await client.stop()
 
 
@@ -106,3 +108,36 @@ async def diagnostics(client, uri: str, *, version: int | None = None,
 
 def codes(items) -> list[str]:
     return [d.code for d in items]
+
+
+def apply_lsp_edits(text: str, edits, encoding: str = "utf-16") -> str:
+    """What an editor does with a list of TextEdits (written independently of the
+    server's position code: the test must not share the server's mistakes)."""
+    lines = text.split("\n")
+
+    def offset(position: types.Position) -> int:
+        if position.line >= len(lines):
+            return len(text)
+        line = lines[position.line]
+        column = next((k for k in range(len(line) + 1)
+                       if _units(line[:k], encoding) >= position.character), len(line))
+        return sum(len(l) + 1 for l in lines[:position.line]) + column
+
+    spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits),
+                   key=lambda span: span[:2], reverse=True)
+    for start, end, new_text in spans:
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+def edits_of(action: types.CodeAction, uri: str) -> list[types.TextEdit]:
+    assert action.edit is not None, action.title
+    return list(action.edit.changes[uri])
