@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,9 +72,10 @@ def read_source(path: Path) -> SourceFile:
     """The file's text, decoded as Python would (UTF-8 unless a coding cookie or
     BOM says otherwise). Raises SourceError."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            # Reading a FIFO or a device could block forever or never end.
+            raise SourceError("not a regular file, skipped")
         data = path.read_bytes()
-    except IsADirectoryError:
-        raise SourceError("is a folder") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if b"\x00" in data:

@@ -230,6 +230,17 @@ def test_unreadable_file_is_reported(project, capsys, monkeypatch):
     assert "open.py:4:1: AG101" in out
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_named_pipe_is_skipped_not_read(project, capsys):
+    # Reading it would block forever.
+    os.mkfifo(project / "pipe.py")
+    write(project, "train.py", NONSCALAR)
+    code, out, err = run(capsys, "check", ".")
+    assert code == 2
+    assert "pipe.py: error: not a regular file" in err
+    assert "train.py:4:1: AG101" in out
+
+
 def test_a_declared_coding_is_honoured(project, capsys):
     write(project, "latin.py", "# -*- coding: latin-1 -*-\n# café\n".encode("latin-1") + NONSCALAR.encode())
     code, out, _ = run(capsys, "check", "latin.py")
