@@ -104,7 +104,9 @@ class ConfigCache:
         self._by_folder: dict[Path, ProjectConfig] = {}
 
     def for_path(self, path: Path) -> ProjectConfig:
-        folder = path.absolute() if path.is_dir() else path.absolute().parent
+        # The configuration above a path governs it, also for a folder that has its
+        # own pyproject.toml: whether to enter that folder is the parent's decision.
+        folder = path.absolute().parent
         config = self._by_folder.get(folder)
         if config is None:
             config = load_config(folder)

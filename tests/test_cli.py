@@ -172,6 +172,17 @@ def test_configured_exclude_and_ignore(project, capsys):
     assert code == 1
 
 
+def test_each_file_follows_its_nearest_configuration(project, capsys):
+    (project / "pyproject.toml").write_text('[tool.autograd-lsp]\nexclude = ["vendored"]\n')
+    write(project, "vendored/pyproject.toml", "")
+    write(project, "vendored/lib.py", NONSCALAR)
+    write(project, "quiet/pyproject.toml", '[tool.autograd-lsp]\nignore = ["AG101"]\n')
+    write(project, "quiet/train.py", NONSCALAR)
+    write(project, "train.py", NONSCALAR)
+    _, out, _ = run(capsys, "check")
+    assert [line.split(":")[0] for line in out.splitlines() if "AG101" in line] == ["train.py"]
+
+
 def test_command_line_flags_override_the_configuration(project, capsys):
     (project / "pyproject.toml").write_text('[tool.autograd-lsp]\nignore = ["AG101"]\n')
     write(project, "train.py", NONSCALAR)
