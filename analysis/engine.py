@@ -62,6 +62,7 @@ class ChunkResult:
     reads: dict
     # The summary version these results were last known valid for.
     summary_version: int
+    part: ParsedChunk
 
 
 @dataclass
@@ -214,13 +215,16 @@ class Analyzer:
         env_key = None if is_definition else _env_key(env)
         key = (chunk.text, occurrence, env_key, locale)
         for cached in (kept.get(key), self._results.get(key), self._older_results.get(key)):
-            if cached is None or not (is_definition or _same_env(cached.env_in, env)):
+            # Same parsed module too: results hold its nodes (`seen`, loop ids in facts),
+            # which a re-parse after the parse cache dropped the text would not match.
+            if cached is None or cached.part is not part \
+                    or not (is_definition or _same_env(cached.env_in, env)):
                 continue
             if cached.summary_version != summary_version and not self._same_answers(cached.reads):
                 continue
             # Remember this very `env` as the input, so the next version's lookup is by identity.
             hit = ChunkResult(env, env if is_definition else cached.env_out, cached.findings,
-                              cached.seen, cached.reads, summary_version)
+                              cached.seen, cached.reads, summary_version, part)
             kept[key] = hit
             return hit
         summary = _RecordingSummary(self._summary)
@@ -240,7 +244,8 @@ class Analyzer:
             # Stay quiet about this chunk rather than guess; keep the error for tests and logs.
             self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
             env_out, findings = (env if is_definition else _forget_all(env)), ()
-        result = ChunkResult(env, env_out, findings, interpreter.seen, summary.reads, summary_version)
+        result = ChunkResult(env, env_out, findings, interpreter.seen, summary.reads, summary_version,
+                             part)
         kept[key] = result
         return result
 
