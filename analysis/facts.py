@@ -67,6 +67,9 @@ class TensorFacts:
     made_in_loop: int | None = None
     # For an element taken from another tensor (`t[i]`, iteration): the parent's tid.
     element_of: int | None = None
+    # A backward without retain_graph already freed (part of) this tensor's graph:
+    # another backward through it raises.
+    graph_freed: bool = False
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""
@@ -146,6 +149,7 @@ def join(a: Value, b: Value) -> Value:
             device=_same(a.device, b.device),
             made_in_loop=_same(a.made_in_loop, b.made_in_loop),
             element_of=_same(a.element_of, b.element_of),
+            graph_freed=a.graph_freed and b.graph_freed,
         )
     if isinstance(a, NumberValue) and isinstance(b, NumberValue) and a.kind == b.kind:
         return NumberValue(a.kind)
@@ -172,7 +176,9 @@ def describe(value: Value) -> dict:
             "dtype": value.dtype,
             "shape": value.shape,
             "grad_fn": value.grad_fn,
-            "graph_freed": None,
+            "graph_freed": value.graph_freed,
+            "no_grad_reason": value.no_grad_reason,
+            "device": value.device,
             "grad": value.grad,
         }
     if isinstance(value, ModuleValue):

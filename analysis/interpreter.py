@@ -12,6 +12,7 @@ dispatch, which costs more than the parse itself.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from itertools import count
 
@@ -157,13 +158,13 @@ class Interpreter:
             return out
         if isinstance(stmt, cst.FunctionDef):
             self.run_function(stmt, self._names, ctx)
-            env.names[stmt.name.value] = UNKNOWN
+            self.bind(stmt.name, UNKNOWN, env)
             return env
         if isinstance(stmt, cst.ClassDef):
             for inner in stmt.body.body:
                 if isinstance(inner, cst.FunctionDef):
                     self.run_function(inner, self._names, ctx)
-            env.names[stmt.name.value] = UNKNOWN
+            self.bind(stmt.name, UNKNOWN, env)
             return env
         # match statements and anything newer: unknown effects on the names it binds
         return env
@@ -276,6 +277,12 @@ class Interpreter:
     def assign(self, target, value: Value, value_node, env: Env, ctx: Context,
                rebinding: bool = False) -> None:
         if isinstance(target, cst.Name):
+            if isinstance(value_node, cst.Name) and value_node.value == "None" \
+                    and target.value in self._names.aliases:
+                # `except ImportError: torch = None`: the optional-import idiom keeps
+                # the name torch's wherever the import succeeded.
+                env.names[target.value] = UNKNOWN
+                return
             self.bind(target, value, env)
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, SequenceValue) else None
@@ -543,7 +550,7 @@ class Interpreter:
             create = _kwarg_bool(event.node, "create_graph")
             if retain is False or (retain is None and not _has_kwarg(event.node, "retain_graph")
                                    and create is not True):
-                env.freed = env.freed | receiver.saved_nodes
+                self._free(receiver.saved_nodes, env)
             self._grads_reached(receiver, env, "graph" if create else "set")
         elif event.qualname == "torch.autograd.grad":
             retain = _kwarg_bool(event.node, "retain_graph")
@@ -551,7 +558,7 @@ class Interpreter:
             outputs = event.args[0] if event.args else event.kwargs.get("outputs")
             if isinstance(outputs, TensorFacts) and not _has_kwarg(event.node, "retain_graph") \
                     and create is not True:
-                env.freed = env.freed | outputs.saved_nodes
+                self._free(outputs.saved_nodes, env)
         elif method == "zero_grad" and isinstance(receiver, OptimizerValue):
             set_to_none = _kwarg_bool(event.node, "set_to_none")
             if set_to_none is not False and not _has_positional(event.node):
@@ -575,6 +582,16 @@ class Interpreter:
             for key, value in list(env.names.items()):
                 if isinstance(value, TensorFacts) and value.grad == "none":
                     env.names[key] = replace(value, grad=None)
+
+    @staticmethod
+    def _free(nodes: frozenset, env: Env) -> None:
+        """A backward without retain_graph frees what these graph nodes saved."""
+        if not nodes:
+            return
+        env.freed = env.freed | nodes
+        for key, value in list(env.names.items()):
+            if isinstance(value, TensorFacts) and not value.graph_freed and value.saved_nodes & nodes:
+                env.names[key] = replace(value, graph_freed=True)
 
     def _grads_reached(self, output: TensorFacts, env: Env, state: str) -> None:
         """After `output.backward()`: the leaves in its history have a `.grad`
@@ -859,7 +876,8 @@ class Interpreter:
             leaves=frozenset().union(*(t.leaves for t in tensors)),
             opaque=opaque, no_grad_reason=None, grad=None,
             device=_same([t.device for t in tensors]),
-            made_in_loop=self._loop_id(ctx))
+            made_in_loop=self._loop_id(ctx),
+            graph_freed=any(t.graph_freed for t in tensors))
 
     def binary(self, op: str, left: Value, right: Value, ctx: Context) -> Value:
         if not isinstance(left, TensorFacts) and not isinstance(right, TensorFacts):
@@ -1045,14 +1063,15 @@ def _factory_shape(qualname: str, call: cst.Call, args: list) -> tuple | None:
         return None
     if qualname == "torch.arange":
         numbers = [a for a in args if isinstance(a, NumberValue)]
-        if len(numbers) == len(args) and all(isinstance(n.value, int) for n in numbers):
+        if len(numbers) == len(args) and all(isinstance(n.value, (int, float)) for n in numbers):
             values = [n.value for n in numbers]
             if len(values) == 1:
-                return (max(0, values[0]),)
+                values = [0, values[0]]
             if len(values) in (2, 3):
                 step = values[2] if len(values) == 3 else 1
                 if step:
-                    return (max(0, -(-(values[1] - values[0]) // step)),)
+                    # torch: size = ceil((end - start) / step), computed in double
+                    return (max(0, math.ceil((values[1] - values[0]) / step)),)
         return None
     if qualname == "torch.randint":
         size = positional[-1] if positional else _kwarg_node(call, "size")

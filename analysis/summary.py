@@ -32,6 +32,8 @@ class ChunkSummary:
     aliases: tuple = ()                  # (local, qualified) pairs
     functions: tuple = ()                # FunctionSummary items
     changes_default_dtype: bool = False
+    # Names bound by top-level `def`/`class`: they hide an imported name of the same spelling.
+    defined: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,15 @@ class ModuleSummary:
         aliases: dict[str, str] = {}
         functions: dict[str, FunctionSummary] = {}
         changes = False
+        defined: set[str] = set()
         for part in parts:
             aliases.update(part.aliases)
             for fn in part.functions:
                 functions[fn.name] = fn
             changes = changes or part.changes_default_dtype
+            defined.update(part.defined)
+        for name in defined:
+            aliases.pop(name, None)
         return ModuleSummary(tuple(sorted(aliases.items())), tuple(sorted(functions.items())), changes)
 
     def function(self, name: str) -> FunctionSummary | None:
@@ -86,6 +92,7 @@ class ModuleSummary:
 def summarize_chunk(module: cst.Module) -> ChunkSummary:
     aliases: dict[str, str] = {}
     functions: list[FunctionSummary] = []
+    defined: list[str] = []
     changes = False
 
     def visit_block(statements):
@@ -99,6 +106,9 @@ def summarize_chunk(module: cst.Module) -> ChunkSummary:
                         changes = True
             elif isinstance(stmt, cst.FunctionDef):
                 functions.append(summarize_function(stmt))
+                defined.append(stmt.name.value)
+            elif isinstance(stmt, cst.ClassDef):
+                defined.append(stmt.name.value)
             elif isinstance(stmt, (cst.If, cst.Try)):
                 # `try: import torch` and `if TYPE_CHECKING:` blocks
                 visit_block(stmt.body.body)
@@ -106,7 +116,7 @@ def summarize_chunk(module: cst.Module) -> ChunkSummary:
                     visit_block(part)
 
     visit_block(module.body)
-    return ChunkSummary(tuple(aliases.items()), tuple(functions), changes)
+    return ChunkSummary(tuple(aliases.items()), tuple(functions), changes, tuple(defined))
 
 
 def _branches(stmt):

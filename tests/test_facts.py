@@ -1,0 +1,104 @@
+"""What the interpreter knows about tensors, checked on small programs.
+
+Each case states facts a reader can verify with torch; `test_facts_match_torch`
+runs the same programs with torch and compares.
+"""
+from __future__ import annotations
+
+import pytest
+
+from analysis import Analyzer
+from analysis.facts import TensorFacts
+
+
+def facts(source: str, name: str, line: int | None = None):
+    """Facts of `name` at its last mention (or on `line`)."""
+    analyzer = Analyzer()
+    analyzer.analyze(source)
+    assert not analyzer.internal_errors
+    lines = source.splitlines()
+    candidates = [i for i, text in enumerate(lines, 1) if name in text and (line is None or i == line)]
+    row = candidates[-1]
+    col = lines[row - 1].rindex(name)
+    found = analyzer.facts_at(row, col)
+    assert found is not None, f"no facts for {name} on line {row}"
+    return found[1]
+
+
+CASES = [
+    # (source, name, expected facts)
+    ("import torch\nx = torch.randn(3, 4, requires_grad=True)\nx\n", "x",
+     dict(requires_grad=True, is_leaf=True, dtype="float32", shape=(3, 4), grad="none")),
+    ("import torch as T\nx = T.ones(2)\ny = x * 3\ny\n", "y",
+     dict(requires_grad=False, is_leaf=True, shape=(2,))),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * 3).sum()\ny\n", "y",
+     dict(requires_grad=True, is_leaf=False, shape=(), grad_fn="SumBackward0")),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\ny = x ** 2\ny\n", "y",
+     dict(requires_grad=True, is_leaf=False, grad_fn="PowBackward0")),
+    ("from torch import tensor\nt = tensor([1, 2])\nt\n", "t",
+     dict(dtype="int64", shape=(2,), requires_grad=False)),
+    ("import torch\nt = torch.arange(0.0, 1.0, 0.25)\nt\n", "t", dict(dtype="float32", shape=(4,))),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\nwith torch.no_grad():\n    y = x * 2\ny\n", "y",
+     dict(requires_grad=False, is_leaf=True)),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\nwith torch.inference_mode():\n    y = x * 2\ny\n",
+     "y", dict(requires_grad=False)),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\ny = x.detach()\ny\n", "y",
+     dict(requires_grad=False, is_leaf=True, shape=(2,))),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\ny = x.double()\ny\n", "y",
+     dict(requires_grad=True, is_leaf=False, dtype="float64")),
+    ("import torch\nx = torch.ones(2, requires_grad=True)\ny = x.float()\ny\n", "y",
+     dict(requires_grad=True, is_leaf=True, dtype="float32")),
+    ("import torch\nW = torch.randn(2, 3, requires_grad=True)\nv = torch.ones(3)\nout = W @ v\nout\n",
+     "out", dict(shape=(2,), requires_grad=True, grad_fn="MvBackward0")),
+    ("import torch\nimport torch.nn as nn\nm = nn.Linear(3, 1)\nout = m(torch.randn(4, 3))\nout\n",
+     "out", dict(requires_grad=True, is_leaf=False)),
+    ("import torch\nimport torch.nn.functional as F\nx = torch.ones(3, requires_grad=True)\n"
+     "l = F.mse_loss(x, torch.zeros(3))\nl\n", "l", dict(shape=(), requires_grad=True)),
+    ("import torch\nx = torch.ones(3, requires_grad=True)\n(x * 2).sum().backward()\nx\n", "x",
+     dict(grad="set")),
+    ("import torch\nfrom torch.autograd import grad\nx = torch.tensor(2.0, requires_grad=True)\n"
+     "g = grad(x ** 2, x)[0]\ng\n", "g", dict(requires_grad=False)),
+    ("import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
+     "g = torch.autograd.grad(x ** 2, x, create_graph=True)[0]\ng\n", "g", dict(requires_grad=None)),
+]
+
+
+@pytest.mark.parametrize("source,name,expected", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_facts(source, name, expected):
+    value = facts(source, name)
+    assert isinstance(value, TensorFacts)
+    for key, want in expected.items():
+        assert getattr(value, key) == want, f"{key}: {getattr(value, key)!r} != {want!r}"
+
+
+@pytest.mark.parametrize("source,name,expected", CASES, ids=[f"case{i}" for i in range(len(CASES))])
+def test_facts_match_torch(source, name, expected):
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(source, "<case>", "exec"), namespace)
+    value = namespace[name]
+    truth = {
+        "requires_grad": value.requires_grad,
+        "is_leaf": value.is_leaf,
+        "dtype": str(value.dtype).replace("torch.", ""),
+        "shape": tuple(value.shape),
+        "grad_fn": type(value.grad_fn).__name__ if value.grad_fn is not None else None,
+        "grad": None if not value.is_leaf else ("none" if value.grad is None else "set"),
+    }
+    for key, want in expected.items():
+        if want is None:
+            continue        # unknown to the analysis: nothing to compare
+        assert truth[key] == want, f"{key}: torch says {truth[key]!r}, analysis {want!r}"
+
+
+def test_unknown_stays_unknown():
+    value = facts("import torch\ndef f(model, x):\n    y = model(x)\n    return y\n", "y")
+    assert not isinstance(value, TensorFacts) or value.requires_grad is None
+
+
+def test_freed_graph_is_known():
+    src = "import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny\n"
+    assert facts(src, "y", line=5).graph_freed is True
+    assert facts(src, "y", line=4).graph_freed is False
+    kept = src.replace("y.backward()", "y.backward(retain_graph=True)")
+    assert facts(kept, "y", line=5).graph_freed is False
