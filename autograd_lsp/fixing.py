@@ -7,12 +7,15 @@ result would not compile is thrown away: a fixer must never break code.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from analysis import Analyzer, Finding, Fix, Settings, TextEdit
 from analysis.edits import apply_edits
 
 MAX_ROUNDS = 5
+# Characters that str.splitlines() takes for line ends and Python's tokenizer does not.
+_ODD_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,14 @@ def fix_text(text: str, settings: Settings, filename: str = "<source>",
              analyzer: Analyzer | None = None) -> FixResult:
     analyzer = analyzer or Analyzer()
     result = FixResult(text)
+    if _ODD_LINE_BREAKS.search(text):
+        # str.splitlines() ends lines at these characters and Python does not, so
+        # a fix built from split lines can land on the wrong line and still compile.
+        if any(f.fixes for f in analyzer.analyze(text, settings)):
+            result.problem = ("not fixed: the file contains form feeds or Unicode line "
+                              "separators, which fixes cannot yet be placed around")
+        result.findings = analyzer.analyze(text, settings)
+        return result
     if not _compiles(text, filename):
         # Without a compiling original there is no way to tell a fix that breaks
         # the code from the code's own error.

@@ -329,6 +329,15 @@ def test_fix_leaves_a_file_that_does_not_compile_alone(project, capsys):
     assert code == 1 and "AG101" in out and "AG001" in out
 
 
+def test_fix_leaves_a_file_with_form_feeds_alone(project, capsys):
+    text = NONSCALAR.replace("import torch\n", "import torch\n# page two\x0c\n")
+    path = write(project, "paged.py", text)
+    code, out, err = run(capsys, "check", "--fix", "paged.py")
+    assert path.read_text() == text
+    assert "paged.py: not fixed: the file contains form feeds" in err
+    assert code == 1 and "AG101" in out
+
+
 class OneFindingAnalyzer:
     """Stands in for the core: always reports one finding whose fix is given."""
 
