@@ -6,19 +6,10 @@ whose shape is unknown is never called non-scalar.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from itertools import count
 from typing import Optional, Union
 
 Tri = Optional[bool]          # True / False / None (unknown)
 Shape = Optional[tuple]       # tuple of int-or-None per dimension; () is a scalar; None unknown
-
-_ids = count(1)
-
-
-def fresh_id() -> int:
-    """A new identity for a tensor or a graph node (one per abstract evaluation)."""
-    return next(_ids)
-
 
 FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX_DTYPES = {"complex64", "complex128"}
@@ -135,7 +126,9 @@ def join(a: Value, b: Value) -> Value:
         return a
     if isinstance(a, TensorFacts) and isinstance(b, TensorFacts):
         return TensorFacts(
-            tid=a.tid if a.tid == b.tid else fresh_id(),
+            # Deterministic, so that analysing the same text twice gives equal facts
+            # (the engine's caches compare them).
+            tid=a.tid if a.tid == b.tid else ("join", a.tid, b.tid),
             requires_grad=_same(a.requires_grad, b.requires_grad),
             is_leaf=_same(a.is_leaf, b.is_leaf),
             dtype=_same(a.dtype, b.dtype),
