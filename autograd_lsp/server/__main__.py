@@ -11,6 +11,8 @@ def main(argv=None) -> None:
                                      description="Run the autograd-lsp language server.")
     parser.add_argument("--tcp", metavar="HOST:PORT",
                         help="listen on a TCP socket instead of stdin/stdout")
+    # Editor clients (vscode-languageclient among them) append --stdio; it is the default.
+    parser.add_argument("--stdio", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     tcp = None
     if args.tcp:

@@ -64,3 +64,46 @@ async def test_a_failing_analysis_is_logged_and_the_server_keeps_serving():
             text_document=types.TextDocumentIdentifier(uri=URI), position=types.Position(3, 0)))
         assert hover is None
         assert any("facts_at" in m.message for m in client.log_messages)
+
+
+async def test_tcp_transport(unused_tcp_port):
+    import json
+    import os
+
+    from tests.server.session import REPO
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "autograd_lsp.server", "--tcp", f"127.0.0.1:{unused_tcp_port}", env=env)
+    try:
+        for _ in range(100):
+            try:
+                reader, writer = await asyncio.open_connection("127.0.0.1", unused_tcp_port)
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the server did not listen")
+
+        async def send(message: dict) -> None:
+            body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+            writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            await writer.drain()
+
+        async def receive() -> dict:
+            length = 0
+            while (line := await reader.readline()) != b"\r\n":
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            return json.loads(await reader.readexactly(length))
+
+        await send({"id": 1, "method": "initialize", "params": {"capabilities": {}}})
+        response = await asyncio.wait_for(receive(), 20)
+        assert response["result"]["serverInfo"]["name"] == "autograd-lsp"
+        await send({"id": 2, "method": "shutdown"})
+        assert (await asyncio.wait_for(receive(), 10))["id"] == 2
+        await send({"method": "exit"})
+        assert await asyncio.wait_for(server.wait(), 10) == 0
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
