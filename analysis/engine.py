@@ -99,6 +99,10 @@ class Analyzer:
         kept_results: dict[tuple, ChunkResult] = {}
         view = []
         occurrences: dict[str, int] = {}
+        # Where each chunk analysed so far starts in this version: a finding may
+        # point into an earlier chunk (the in-place op a later backward trips on).
+        starts: dict[int, int] = {}
+        earlier: list[ParsedChunk] = []
         for chunk, part in zip(chunks, parsed):
             if part.module is None:
                 findings.append(self._syntax_finding(chunk, part))
@@ -106,13 +110,16 @@ class Analyzer:
             # Identical chunks (two `optimizer.step()` lines) need distinct tensor ids.
             occurrence = occurrences.get(chunk.text, 0)
             occurrences[chunk.text] = occurrence + 1
+            starts[id(part)] = chunk.start_line
             result = self._chunk_result(chunk, part, occurrence, env, summary_version,
-                                        settings.locale, kept_results)
+                                        settings.locale, kept_results, earlier)
+            earlier.append(part)
             env = result.env_out
             view.append((chunk.start_line, part, result.seen))
-            offset = chunk.start_line - 1
-            for f in result.findings:
-                findings.append(_shift(f, offset))
+            for placed in result.findings:
+                finding = placed.place(starts)
+                if finding is not None:
+                    findings.append(finding)
         # Keep this version's results and the previous version's: breaking a line and
         # repairing it brings the old chunks back.
         self._older_results = self._results
@@ -210,7 +217,8 @@ class Analyzer:
         self._parsed[chunk.text] = part
         return part
 
-    def _chunk_result(self, chunk, part, occurrence, env, summary_version, locale, kept) -> ChunkResult:
+    def _chunk_result(self, chunk, part, occurrence, env, summary_version, locale, kept,
+                      earlier) -> ChunkResult:
         is_definition = part.is_definition
         env_key = None if is_definition else _env_key(env)
         key = (chunk.text, occurrence, env_key, locale)
@@ -239,7 +247,7 @@ class Analyzer:
             for rule in self.rules:
                 for report in rule.check(interpreter.trace, locale):
                     reports.append((rule, report))
-            findings = tuple(self._to_finding(rule, report, part) for rule, report in reports)
+            findings = tuple(_place(rule, report, part, earlier) for rule, report in reports)
         except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
             # Stay quiet about this chunk rather than guess; keep the error for tests and logs.
             self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
@@ -259,21 +267,66 @@ class Analyzer:
                 return False
         return True
 
-    def _to_finding(self, rule: Rule, report: Report, part: ParsedChunk) -> Finding:
-        positions = part.positions()
-        rng = positions[report.node]
-        lines = part.text.splitlines()
-        fixes = tuple(
-            Fix(spec.title, tuple(_edit(edit, positions, lines, part.module) for edit in spec.edits),
-                spec.safe)
-            for spec in report.fixes)
-        return Finding(rule.code, rule.name, rule.severity, report.message,
-                       rng.start.line, rng.start.column, rng.end.line, rng.end.column, fixes)
-
     def _syntax_finding(self, chunk: Chunk, part: ParsedChunk) -> Finding:
         line = chunk.start_line + max(part.error_line, 1) - 1
         return Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {part.error}",
                        line, part.error_column, line, part.error_column + 1)
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A finding whose positions are relative to the chunks holding its nodes
+    (`anchor` for the finding, `edit_anchors` for each fix's edits), so that it
+    stays right when those chunks move."""
+    finding: Finding
+    anchor: ParsedChunk
+    edit_anchors: tuple
+
+    def place(self, starts: dict) -> Finding | None:
+        def offset(part):
+            start = starts.get(id(part))
+            return None if start is None else start - 1
+
+        base = offset(self.anchor)
+        if base is None:
+            return None
+        f = self.finding
+        fixes = []
+        for fix, anchors in zip(f.fixes, self.edit_anchors):
+            offsets = [offset(a) for a in anchors]
+            if None in offsets:
+                continue
+            fixes.append(Fix(fix.title, tuple(
+                TextEdit(e.line + o, e.column, e.end_line + o, e.end_column, e.new_text)
+                for e, o in zip(fix.edits, offsets)), fix.safe))
+        return Finding(f.code, f.name, f.severity, f.message, f.line + base, f.column,
+                       f.end_line + base, f.end_column, tuple(fixes))
+
+
+def _place(rule: Rule, report: Report, part: ParsedChunk, earlier: list) -> _Placed:
+    """Resolve a report's nodes to positions in whichever chunk holds them: this
+    one first, then the chunks before it, nearest first."""
+    def locate(node):
+        for candidate in (part, *reversed(earlier)):
+            positions = candidate.positions()
+            if node in positions:
+                return candidate, positions
+        raise LookupError("a reported node belongs to no analysed chunk")
+
+    anchor, positions = locate(report.node)
+    rng = positions[report.node]
+    fixes, edit_anchors = [], []
+    for spec in report.fixes:
+        edits, anchors = [], []
+        for edit in spec.edits:
+            owner, owner_positions = locate(edit.node)
+            edits.append(_edit(edit, owner_positions, owner.text.splitlines(), owner.module))
+            anchors.append(owner)
+        fixes.append(Fix(spec.title, tuple(edits), spec.safe))
+        edit_anchors.append(tuple(anchors))
+    finding = Finding(rule.code, rule.name, rule.severity, report.message,
+                      rng.start.line, rng.start.column, rng.end.line, rng.end.column, tuple(fixes))
+    return _Placed(finding, anchor, tuple(edit_anchors))
 
 
 def analyze(source: str, settings: Settings | None = None) -> list[Finding]:
@@ -353,21 +406,11 @@ class _LineIndex:
 def _forget_all(env: Env) -> Env:
     """After a chunk we could not follow, nothing it may have bound is known."""
     from analysis.facts import UNKNOWN
-    return Env({key: UNKNOWN for key in env.names}, frozenset())
+    return Env({key: UNKNOWN for key in env.names}, {})
 
 
 def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
-
-
-def _shift(f: Finding, offset: int) -> Finding:
-    if offset == 0:
-        return f
-    fixes = tuple(Fix(fix.title, tuple(TextEdit(e.line + offset, e.column, e.end_line + offset,
-                                                e.end_column, e.new_text) for e in fix.edits), fix.safe)
-                  for fix in f.fixes)
-    return Finding(f.code, f.name, f.severity, f.message, f.line + offset, f.column,
-                   f.end_line + offset, f.end_column, fixes)
 
 
 def _replace_severity(f: Finding, severity: str) -> Finding:

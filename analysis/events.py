@@ -49,8 +49,9 @@ class CallEvent:
     kwargs: dict                  # keyword -> value
     result: Value
     used: bool                    # the call's value is used, not thrown away
-    # Graph nodes freed by earlier backward calls, at the time of this call.
-    freed: frozenset = frozenset()
+    # Graph nodes freed by earlier backward calls at the time of this call -> the
+    # call that freed each.
+    freed: dict = field(default_factory=dict)
     # For calls to functions defined in this module: that function's summary.
     callee_summary: object = None
     # For a tensor's backward: names bound to the leaves of its graph.

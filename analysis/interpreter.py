@@ -30,8 +30,9 @@ from analysis.summary import ModuleSummary
 @dataclass
 class Env:
     names: dict = field(default_factory=dict)
-    # Graph nodes whose saved tensors a backward without retain_graph freed.
-    freed: frozenset = frozenset()
+    # Graph nodes whose saved tensors a backward without retain_graph freed ->
+    # the call that freed them (a fix adds retain_graph=True there).
+    freed: dict = field(default_factory=dict)
 
     def copy(self) -> "Env":
         return Env(dict(self.names), self.freed)
@@ -42,7 +43,7 @@ class Env:
             a, b = self.names.get(key, UNKNOWN), other.names.get(key, UNKNOWN)
             names[key] = join(a, b)
         # A node is freed afterwards only if it is freed on both paths.
-        return Env(names, self.freed & other.freed)
+        return Env(names, {n: c for n, c in self.freed.items() if n in other.freed})
 
     def update_tensor(self, tid, new: TensorFacts) -> None:
         """An in-place change reaches every name bound to the same tensor."""
@@ -550,7 +551,7 @@ class Interpreter:
             create = _kwarg_bool(event.node, "create_graph")
             if retain is False or (retain is None and not _has_kwarg(event.node, "retain_graph")
                                    and create is not True):
-                self._free(receiver.saved_nodes, env)
+                self._free(receiver.saved_nodes, env, event.node)
             self._grads_reached(receiver, env, "graph" if create else "set")
         elif event.qualname == "torch.autograd.grad":
             retain = _kwarg_bool(event.node, "retain_graph")
@@ -558,7 +559,7 @@ class Interpreter:
             outputs = event.args[0] if event.args else event.kwargs.get("outputs")
             if isinstance(outputs, TensorFacts) and not _has_kwarg(event.node, "retain_graph") \
                     and create is not True:
-                self._free(outputs.saved_nodes, env)
+                self._free(outputs.saved_nodes, env, event.node)
         elif method == "zero_grad" and isinstance(receiver, OptimizerValue):
             set_to_none = _kwarg_bool(event.node, "set_to_none")
             if set_to_none is not False and not _has_positional(event.node):
@@ -584,11 +585,11 @@ class Interpreter:
                     env.names[key] = replace(value, grad=None)
 
     @staticmethod
-    def _free(nodes: frozenset, env: Env) -> None:
-        """A backward without retain_graph frees what these graph nodes saved."""
+    def _free(nodes: frozenset, env: Env, call: cst.Call) -> None:
+        """A backward without retain_graph (`call`) frees what these graph nodes saved."""
         if not nodes:
             return
-        env.freed = env.freed | nodes
+        env.freed = {**env.freed, **{n: call for n in nodes if n not in env.freed}}
         for key, value in list(env.names.items()):
             if isinstance(value, TensorFacts) and not value.graph_freed and value.saved_nodes & nodes:
                 env.names[key] = replace(value, graph_freed=True)

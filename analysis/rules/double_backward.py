@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analysis.events import CallEvent
 from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import backward_target, code_of, has_true_keyword, target_node, with_keyword
+from analysis.rulekit import backward_target, code_of, target_node, with_keyword
 
 RUNTIME = "Trying to backward through the graph a second time"
 
@@ -161,7 +161,8 @@ class DoubleBackward(Rule):
     def check(self, trace, locale):
         for event in trace.of(CallEvent):
             target = backward_target(event)
-            if target is None or not (target.saved_nodes & event.freed):
+            freed = [n for n in target.saved_nodes if n in event.freed] if target is not None else []
+            if not freed:
                 continue
             node = target_node(event)
             name = code_of(node)
@@ -174,25 +175,9 @@ class DoubleBackward(Rule):
                                        with_keyword(event.node, "retain_graph", "True")),), safe=False),)
                 message = self.text("loop", locale, name=name)
             else:
-                earlier = self._freeing_call(trace, event, target)
-                if earlier is not None:
-                    fixes = (FixSpec(self.text("fix_retain", locale),
-                                     (Edit("replace", earlier.node,
-                                           with_keyword(earlier.node, "retain_graph", "True")),),
-                                     safe=False),)
+                earlier = event.freed[freed[0]]
+                fixes = (FixSpec(self.text("fix_retain", locale),
+                                 (Edit("replace", earlier, with_keyword(earlier, "retain_graph", "True")),),
+                                 safe=False),)
                 message = self.text("again", locale, name=name)
             yield Report(event.node, message, fixes)
-
-    @staticmethod
-    def _freeing_call(trace, event: CallEvent, target) -> CallEvent | None:
-        """The latest earlier backward in this chunk that freed part of `target`'s graph."""
-        found = None
-        for other in trace.of(CallEvent):
-            if other is event:
-                break
-            other_target = backward_target(other)
-            if other_target is not None and other_target.saved_nodes & target.saved_nodes \
-                    and not has_true_keyword(other, "retain_graph") \
-                    and not has_true_keyword(other, "create_graph"):
-                found = other
-        return found
