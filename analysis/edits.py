@@ -37,6 +37,19 @@ def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:
     return text
 
 
+def source_lines(text: str) -> list[str]:
+    """The lines of `text` as Python and libcst count them: breaks are "\r\n", "\r"
+    or "\n", never form feeds or Unicode line separators (`str.splitlines` splits
+    on those too, and then line numbers drift)."""
+    return [text[start:end] for start, end in _line_starts(text)]
+
+
+def newline_of(text: str) -> str:
+    """The line break `text` uses (its first one), "\n" when it has none."""
+    match = _LINE_BREAK.search(text)
+    return match.group(0) if match else "\n"
+
+
 def _line_starts(text: str) -> list[tuple[int, int]]:
     """(start, end of content) of each line. Lines end as in Python and libcst:
     "\r\n", "\r" or "\n" (not form feeds or Unicode line separators)."""

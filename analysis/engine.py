@@ -8,6 +8,7 @@ facts before it, so an edit inside one function re-analyses that function.
 """
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -15,6 +16,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
 from analysis.facts import Value
+from analysis.edits import newline_of, source_lines
 from analysis.findings import Finding, Fix, TextEdit
 from analysis.interpreter import Env, Interpreter
 from analysis.names import Names
@@ -105,7 +107,8 @@ class Analyzer:
         earlier: list[ParsedChunk] = []
         for chunk, part in zip(chunks, parsed):
             if part.module is None:
-                findings.append(self._syntax_finding(chunk, part))
+                if part.error is not None:
+                    findings.append(self._syntax_finding(chunk, part))
                 continue
             # Identical chunks (two `optimizer.step()` lines) need distinct tensor ids.
             occurrence = occurrences.get(chunk.text, 0)
@@ -207,9 +210,18 @@ class Analyzer:
         cached = self._parsed.get(chunk.text)
         if cached is not None:
             return cached
+        tree, refusal = _python_parse(chunk.text)
+        if refusal is not None:
+            # Too deep for libcst's parser, which crashes the process on deep nesting
+            # and is about quadratic in the length of an operator chain: the chunk is
+            # left unread (a syntax error when Python itself refuses it).
+            error, line, column = refusal
+            part = ParsedChunk(chunk.text, None, error, line, column)
+            self._parsed[chunk.text] = part
+            return part
         try:
             module = cst.parse_module(chunk.text)
-            part = ParsedChunk(chunk.text, module, summary=summarize_chunk(module))
+            part = ParsedChunk(chunk.text, module, summary=summarize_chunk(tree))
         except cst.ParserSyntaxError as exc:
             part = ParsedChunk(chunk.text, None, _first_line(exc.message), exc.raw_line, exc.raw_column)
         except (RecursionError, MemoryError, ValueError) as exc:
@@ -320,7 +332,7 @@ def _place(rule: Rule, report: Report, part: ParsedChunk, earlier: list) -> _Pla
         edits, anchors = [], []
         for edit in spec.edits:
             owner, owner_positions = locate(edit.node)
-            edits.append(_edit(edit, owner_positions, owner.text.splitlines(), owner.module))
+            edits.append(_edit(edit, owner_positions, owner.text))
             anchors.append(owner)
         fixes.append(Fix(spec.title, tuple(edits), spec.safe))
         edit_anchors.append(tuple(anchors))
@@ -397,7 +409,7 @@ class _LineIndex:
     """Lines of the source by number, split only on first need (suppression comments)."""
 
     def __init__(self, source: str):
-        self._lines = source.splitlines()
+        self._lines = source_lines(source)
 
     def line(self, number: int) -> str:
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
@@ -407,6 +419,48 @@ def _forget_all(env: Env) -> Env:
     """After a chunk we could not follow, nothing it may have bound is known."""
     from analysis.facts import UNKNOWN
     return Env({key: UNKNOWN for key in env.names}, {})
+
+
+# Chunks longer than this are checked for operator chains before libcst sees them.
+_LONG_CHUNK = 4_000
+_MAX_OPERATOR_CHAIN = 1_500
+_UNREAD = (None, 1, 0)
+
+
+def _python_parse(text: str):
+    """(ast tree or None, refusal or None). The tree feeds the module summary. A
+    refusal, (syntax error message or None, line, column), means libcst must not
+    parse the text: Python's own parser found it too deep, or it holds an operator
+    chain libcst would take minutes on."""
+    try:
+        tree = ast.parse(text)
+    except RecursionError:
+        return None, _UNREAD
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg):
+            return None, (str(exc.msg), exc.lineno or 1, max((exc.offset or 1) - 1, 0))
+        return None, None
+    except (ValueError, MemoryError):
+        return None, None
+    if len(text) > _LONG_CHUNK and _longest_operator_chain(tree) > _MAX_OPERATOR_CHAIN:
+        return None, _UNREAD
+    return tree, None
+
+
+def _longest_operator_chain(tree) -> int:
+    longest = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp):
+            depth, current = 0, node
+            while isinstance(current, ast.BinOp):
+                depth += 1
+                current = current.left
+            longest = max(longest, depth)
+        elif isinstance(node, ast.BoolOp):
+            longest = max(longest, len(node.values))
+        elif isinstance(node, ast.Compare):
+            longest = max(longest, len(node.comparators))
+    return longest
 
 
 def _first_line(message: str) -> str:
@@ -422,7 +476,9 @@ def _indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _edit(edit: Edit, positions, lines: list[str], module: cst.Module) -> TextEdit:
+def _edit(edit: Edit, positions, text: str) -> TextEdit:
+    lines = source_lines(text)
+    newline = newline_of(text)
     rng = positions[edit.node]
     start, end = rng.start, rng.end
     if edit.kind == "replace":
@@ -433,11 +489,11 @@ def _edit(edit: Edit, positions, lines: list[str], module: cst.Module) -> TextEd
         return TextEdit(start.line, start.column, start.line, start.column, edit.text)
     if edit.kind == "line_before":
         indent = _indent_of(lines[start.line - 1])
-        return TextEdit(start.line, 0, start.line, 0, f"{indent}{edit.text}\n")
+        return TextEdit(start.line, 0, start.line, 0, f"{indent}{edit.text}{newline}")
     if edit.kind == "wrap":
         first = lines[start.line - 1]
         indent = _indent_of(first)
         body = lines[start.line - 1:end.line]
         new = [f"{indent}{edit.text}"] + [("    " + l) if l.strip() else l for l in body]
-        return TextEdit(start.line, 0, end.line, len(lines[end.line - 1]), "\n".join(new))
+        return TextEdit(start.line, 0, end.line, len(lines[end.line - 1]), newline.join(new))
     raise ValueError(f"unknown edit kind {edit.kind!r}")

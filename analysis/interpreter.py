@@ -1087,7 +1087,17 @@ def _factory_shape(qualname: str, call: cst.Call, args: list) -> tuple | None:
     if qualname == "torch.normal":
         return None
     size = _kwarg_node(call, "size")
-    return _size_literal([size] if size is not None else positional)
+    if size is not None:
+        return _size_literal([size])
+    # sizes as positional values: literals or names bound to known ints
+    if args and len(args) == len(positional):
+        if len(args) == 1 and isinstance(args[0], SequenceValue):
+            args = list(args[0].items)
+        dims = [a.value if isinstance(a, NumberValue) and isinstance(a.value, int)
+                and not isinstance(a.value, bool) else None for a in args]
+        if all(d is not None for d in dims):
+            return tuple(dims)
+    return _size_literal(positional)
 
 
 def _size_literal(nodes: list) -> tuple | None:

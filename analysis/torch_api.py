@@ -1,131 +1,143 @@
 """What the analysis knows about torch's API, as plain data.
 
-Kept by hand for now and checked against the installed torch by
-`tests/test_torch_api.py`; nothing here imports torch.
+The tables are measured from torch by `tools/generate_torch_tables.py` into
+`analysis/torch_tables.py`; `tests/test_torch_tables.py` fails when they drift
+from the installed torch. This module gives them the names the interpreter and
+the rules use; nothing here imports torch.
 """
 from __future__ import annotations
 
+from analysis import torch_tables as _t
+
 # Factories: qualified name -> the dtype they make by default ("float32" follows
-# torch's default dtype; "int64" for integer ranges; None: depends on the data).
-FACTORIES = {
-    "torch.randn": "float32", "torch.rand": "float32", "torch.zeros": "float32",
-    "torch.ones": "float32", "torch.empty": "float32", "torch.full": None,
-    "torch.eye": "float32", "torch.linspace": "float32", "torch.logspace": "float32",
-    "torch.arange": None, "torch.randint": "int64", "torch.randperm": "int64",
-    "torch.normal": "float32",
-}
+# torch's default dtype; None: depends on an argument, see FACTORY_DTYPES_BY_KIND).
+FACTORIES: dict[str, str | None] = dict(_t.FACTORY_DTYPES)
+# torch.full / torch.arange: kind of the fill value or of the bounds -> dtype.
+FACTORY_DTYPES_BY_KIND: dict[str, dict[str, str]] = _t.FACTORY_DTYPES_BY_KIND
 # Factories taking a tensor whose shape and dtype they copy.
-LIKE_FACTORIES = {
-    "torch.randn_like", "torch.rand_like", "torch.zeros_like", "torch.ones_like",
-    "torch.empty_like", "torch.full_like",
-}
-# Factories whose first argument is data (lists, numbers or tensors).
-DATA_FACTORIES = {"torch.tensor", "torch.as_tensor"}
+LIKE_FACTORIES = frozenset(_t.LIKE_FACTORIES)
+# Factories whose first argument is data (lists, numbers or tensors); the dtype
+# follows the data's kind (DATA_DTYPES).
+DATA_FACTORIES = frozenset(_t.DATA_FACTORIES)
+DATA_DTYPES: dict[str, str] = _t.DATA_DTYPES
+# Of those, the ones that cut a tensor argument from its graph (torch.as_tensor
+# and torch.asarray return the tensor itself).
+DATA_FACTORIES_CUTTING_GRAPH = frozenset(_t.DATA_FACTORIES_CUTTING_GRAPH)
+# Factories that take requires_grad= (torch.as_tensor does not).
+ACCEPTS_REQUIRES_GRAD = frozenset(_t.ACCEPTS_REQUIRES_GRAD)
 
-DTYPES = {
-    "torch.float32": "float32", "torch.float": "float32", "torch.float64": "float64",
-    "torch.double": "float64", "torch.float16": "float16", "torch.half": "float16",
-    "torch.bfloat16": "bfloat16", "torch.int64": "int64", "torch.long": "int64",
-    "torch.int32": "int32", "torch.int": "int32", "torch.int16": "int16",
-    "torch.short": "int16", "torch.int8": "int8", "torch.uint8": "uint8",
-    "torch.bool": "bool", "torch.complex64": "complex64", "torch.cfloat": "complex64",
-    "torch.complex128": "complex128", "torch.cdouble": "complex128",
-}
+DTYPES: dict[str, str] = _t.DTYPES
 # Methods that convert dtype: method -> resulting dtype.
-DTYPE_METHODS = {
-    "float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
-    "long": "int64", "int": "int32", "short": "int16", "bool": "bool", "byte": "uint8",
-}
+DTYPE_METHODS: dict[str, str] = _t.DTYPE_METHODS
+# Method on a float32 leaf that requires grad -> "new" (always a new non-leaf) or
+# "same_if_unchanged" (the leaf itself when dtype and device stay, else a non-leaf).
+LEAF_CONVERSIONS: dict[str, str] = _t.LEAF_CONVERSIONS
 
-# Element-wise ops that keep their input's shape: the same name as a method,
-# as torch.NAME, and (activations) as torch.nn.functional.NAME.
-UNARY_OPS = {
-    "exp", "log", "log1p", "log2", "log10", "expm1", "sin", "cos", "tan", "tanh",
-    "sigmoid", "relu", "abs", "sqrt", "rsqrt", "square", "neg", "reciprocal",
-    "asin", "acos", "atan", "sinh", "cosh", "erf", "floor", "ceil", "round",
-    "sign", "clamp", "clip", "softmax", "log_softmax", "gelu", "silu", "elu",
-    "leaky_relu", "softplus", "dropout", "pow", "mul", "div", "add", "sub",
-    "clone", "contiguous", "exp2", "logit", "frac", "trunc", "nan_to_num",
-}
+# Element-wise ops that keep their input's shape and dtype and are differentiable:
+# the same name as a method, as torch.NAME, torch.special.NAME or
+# torch.nn.functional.NAME (a name that changes shape in any of them is left out).
+UNARY_OPS = frozenset(_t.ELEMENTWISE)
+ELEMENTWISE_METHODS = frozenset(_t.ELEMENTWISE_METHODS)
+ELEMENTWISE_TORCH = frozenset(_t.ELEMENTWISE_TORCH)
+ELEMENTWISE_FUNCTIONAL = frozenset(_t.ELEMENTWISE_FUNCTIONAL)
+ELEMENTWISE_SPECIAL = frozenset(_t.ELEMENTWISE_SPECIAL)
+
 # Ops whose backward needs no saved tensor: backward through them twice works.
-# Every other known op saves something, so a second backward fails.
-NON_SAVING_OPS = {
-    "add", "sub", "neg", "sum", "mean", "clone", "contiguous", "view", "reshape",
-    "flatten", "squeeze", "unsqueeze", "transpose", "permute", "t", "expand",
-    "getitem", "cat", "stack", "detach", "to", "float", "double", "half", "cpu", "cuda",
-}
+# Every other op saves something, so a second backward fails. Keys are the
+# interpreter's op names ("add", "getitem", "to", ...), and for binary ops also
+# "<op>_tensor" / "<op>_scalar".
+NON_SAVING_OPS = frozenset(_t.SAVES_NOTHING)
 # Reductions that give a 0-dim tensor when called without `dim`.
-REDUCTIONS = {
-    "sum", "mean", "prod", "norm", "std", "var", "max", "min", "amax", "amin",
-    "logsumexp", "median", "all", "any", "nansum", "nanmean", "trace", "dot",
-}
-SHAPE_OPS = {
-    "view", "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "permute",
-    "t", "expand", "expand_as", "view_as", "reshape_as", "repeat", "narrow",
-    "chunk", "split", "unbind", "gather", "index_select", "masked_select",
-    "matmul", "mm", "bmm", "mv", "outer", "einsum", "cat", "stack",
-}
-# In-place tensor methods (a trailing underscore, but not requires_grad_ &c.).
-NOT_INPLACE_UNDERSCORE = {"requires_grad_", "share_memory_", "retain_grad"}
+REDUCTIONS = frozenset(_t.REDUCTIONS)
+REDUCTIONS_WITH_DIM = frozenset(_t.REDUCTIONS_WITH_DIM)
+# With a dim these give (values, indices), not a tensor.
+REDUCTIONS_DIM_RETURNS_PAIR = frozenset(_t.REDUCTIONS_DIM_RETURNS_PAIR)
+# Reductions whose result is not the input's float dtype (and has no grad): name -> dtype.
+REDUCTION_DTYPES: dict[str, str] = _t.REDUCTION_DTYPES
+# Methods giving one tensor of another shape (chunk/split/unbind give tuples).
+SHAPE_OPS = frozenset(_t.SHAPE_OPS)
+SHAPE_OPS_RETURNING_TUPLE = frozenset(_t.SHAPE_OPS_RETURNING_TUPLE)
 
-# Classes in torch.nn whose call saves tensors for backward (they hold weights).
-NN_LAYERS_WITH_PARAMS = {
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d", "Embedding", "LSTM", "GRU", "RNN",
-    "LayerNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
-    "MultiheadAttention", "PReLU", "LSTMCell", "GRUCell", "RNNCell",
-}
-NN_LAYERS_WITHOUT_PARAMS = {
-    "ReLU", "Sigmoid", "Tanh", "GELU", "SiLU", "Softmax", "LogSoftmax", "Dropout",
-    "Identity", "Flatten", "MaxPool1d", "MaxPool2d", "AvgPool2d", "LeakyReLU", "ELU",
-}
-NN_CONTAINERS = {"Sequential", "ModuleList", "ModuleDict"}
+# In-place tensor methods: they change the tensor's data (its version counter).
+INPLACE_METHODS = frozenset(_t.INPLACE_METHODS)
+# In-place methods torch still runs on a leaf that requires grad (logical_*_).
+INPLACE_ALLOWED_ON_LEAF = frozenset(_t.INPLACE_ALLOWED_ON_LEAF)
+# Methods with a trailing underscore that change nothing in place (requires_grad_ &c.).
+NOT_INPLACE_UNDERSCORE = frozenset(_t.NOT_INPLACE_UNDERSCORE)
+# Augmented assignments that modify a tensor in place ("+=", ...); "@=" rebinds.
+INPLACE_OPERATORS = frozenset(_t.INPLACE_OPERATORS)
 
-# nn loss classes and functional losses; with the default reduction="mean"
-# (or "batchmean"/"sum") they return a 0-dim tensor.
-NN_LOSSES = {
-    "MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-    "SmoothL1Loss", "HuberLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-    "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginLoss",
-    "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss", "MultiMarginLoss",
-}
-FUNCTIONAL_LOSSES = {
-    "mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "smooth_l1_loss", "huber_loss", "kl_div",
-    "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
-    "soft_margin_loss", "multilabel_soft_margin_loss", "triplet_margin_loss",
-    "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss", "multi_margin_loss",
-}
+# torch.nn classes whose call saves tensors for backward (they hold weights).
+NN_LAYERS_WITH_PARAMS = frozenset(_t.NN_LAYERS_WITH_PARAMS)
+NN_LAYERS_WITHOUT_PARAMS = frozenset(_t.NN_LAYERS_WITHOUT_PARAMS)
+NN_CONTAINERS = frozenset(_t.NN_CONTAINERS)
+NN_ACTIVATIONS_SAVING_OUTPUT = frozenset(_t.NN_ACTIVATIONS_SAVING_OUTPUT)
+NN_ACTIVATIONS_SAVING_INPUT = frozenset(_t.NN_ACTIVATIONS_SAVING_INPUT)
+NN_INPLACE_CAPABLE = frozenset(_t.NN_INPLACE_CAPABLE)
 
-OPTIMIZERS = {
-    "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
-    "RAdam", "LBFGS", "ASGD", "Rprop", "SparseAdam", "Adafactor",
-}
+# nn loss classes and functional losses -> default reduction; with "mean",
+# "batchmean" or "sum" they return a 0-dim tensor.
+NN_LOSS_REDUCTION: dict[str, str] = _t.NN_LOSS_REDUCTION
+FUNCTIONAL_LOSS_REDUCTION: dict[str, str] = _t.FUNCTIONAL_LOSS_REDUCTION
+NN_LOSSES = frozenset(NN_LOSS_REDUCTION)
+FUNCTIONAL_LOSSES = frozenset(FUNCTIONAL_LOSS_REDUCTION)
 
-GRAD_CHECKERS = {
-    "torch.autograd.gradcheck", "torch.autograd.gradgradcheck",
-    "torch.autograd.gradcheck.gradcheck", "torch.autograd.gradcheck.gradgradcheck",
-}
+OPTIMIZERS = frozenset(_t.OPTIMIZERS)
 
-NO_GRAD_CONTEXTS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
-                    "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode"}
-ENABLE_GRAD_CONTEXTS = {"torch.enable_grad", "torch.autograd.enable_grad"}
-SET_GRAD_ENABLED = {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled"}
+GRAD_CHECKERS = frozenset(_t.GRAD_CHECKERS)
+NO_GRAD_CONTEXTS = frozenset(_t.NO_GRAD_CONTEXTS)
+ENABLE_GRAD_CONTEXTS = frozenset(_t.ENABLE_GRAD_CONTEXTS)
+SET_GRAD_ENABLED = frozenset(_t.SET_GRAD_ENABLED)
 
 
-def grad_fn_name(op: str) -> str | None:
-    """The grad_fn class name torch gives the result of `op` (the common ones)."""
-    return _GRAD_FN.get(op)
+def _operand_key(op: str, arity_shapes: tuple) -> str | None:
+    """The GRAD_FN_BY_OPERANDS key for operand shapes (None: a Python number)."""
+    ranks = []
+    for shape in arity_shapes:
+        if shape is None:
+            ranks.append("s")
+        elif op == "matmul":
+            # matmul was measured up to rank 3; higher ranks batch the same way.
+            ranks.append(str(min(len(shape), 3)))
+        else:
+            # Element-wise ops name their grad_fn the same for every tensor rank.
+            ranks.append("1")
+    return ",".join(ranks)
 
 
-_GRAD_FN = {
-    "add": "AddBackward0", "sub": "SubBackward0", "mul": "MulBackward0",
-    "div": "DivBackward0", "pow": "PowBackward0", "matmul": "MvBackward0",
-    "neg": "NegBackward0", "sum": "SumBackward0", "mean": "MeanBackward0",
-    "exp": "ExpBackward0", "log": "LogBackward0", "sin": "SinBackward0",
-    "cos": "CosBackward0", "tanh": "TanhBackward0", "sigmoid": "SigmoidBackward0",
-    "relu": "ReluBackward0", "abs": "AbsBackward0", "sqrt": "SqrtBackward0",
-    "clone": "CloneBackward0", "getitem": "SelectBackward0", "to": "ToCopyBackward0",
-    "double": "ToCopyBackward0", "float": "ToCopyBackward0", "half": "ToCopyBackward0",
-    "cuda": "ToCopyBackward0", "mse_loss": "MseLossBackward0",
-}
+def grad_fn_name(op: str, *, arity_shapes: tuple | None = None) -> str | None:
+    """The grad_fn class name torch gives the result of `op`, or None when unknown.
+
+    `arity_shapes` gives the operands' shapes (a tuple of ints, or None for a
+    Python number) where the name depends on them: `matmul` (Dot/Mv/Mm...), `pow`
+    by a tensor or a number, `sub`/`div` with a number on the left. Reductions
+    called with a dim are "<op>_dim" ("sum_dim" -> SumBackward1)."""
+    if arity_shapes is not None:
+        by_operands = _t.GRAD_FN_BY_OPERANDS.get(op)
+        if by_operands is not None:
+            return by_operands.get(_operand_key(op, arity_shapes))
+    return _t.GRAD_FN.get(op)
+
+
+def _measured(key: str, table) -> bool | None:
+    return (key in table) if key in _t.MEASURED_OPS else None
+
+
+def _binary_key(op: str, other_is_tensor: bool | None) -> str:
+    if other_is_tensor is not None:
+        key = f"{op}_{'tensor' if other_is_tensor else 'scalar'}"
+        if key in _t.MEASURED_OPS:
+            return key
+    return op
+
+
+def saves_input(op: str, other_is_tensor: bool = True) -> bool | None:
+    """Whether modifying `op`'s (first) input in place after the op makes backward
+    raise; None when not measured. Binary ops were measured with both operands
+    requiring grad (`a * b`) and with a Python number (`a * 2`)."""
+    return _measured(_binary_key(op, other_is_tensor), _t.SAVES_INPUT)
+
+
+def saves_output(op: str, other_is_tensor: bool | None = None) -> bool | None:
+    """Whether modifying `op`'s result in place makes backward raise; None when not measured."""
+    return _measured(_binary_key(op, other_is_tensor), _t.SAVES_OUTPUT)

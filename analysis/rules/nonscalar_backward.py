@@ -178,9 +178,13 @@ class NonscalarBackward(Rule):
         if kind == "backward":
             receiver = event.node.func.value
             name = code_of(receiver)
+            # Both reductions remove the error; the mean keeps the gradient's scale
+            # independent of the batch size, as losses usually are, so only it is
+            # applied by fix-all.
             fixes = (
-                FixSpec(self.text("fix_sum", locale), (Edit("insert_after", receiver, ".sum()"),)),
                 FixSpec(self.text("fix_mean", locale), (Edit("insert_after", receiver, ".mean()"),)),
+                FixSpec(self.text("fix_sum", locale), (Edit("insert_after", receiver, ".sum()"),),
+                        safe=False),
                 FixSpec(self.text("fix_ones", locale, name=name),
                         (Edit("replace", event.node,
                               f"{code_of(event.node.func)}({torch}.ones_like({name}))"),), safe=False),
