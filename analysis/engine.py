@@ -386,6 +386,9 @@ class _RecordingSummary:
     def effects(self, name, depth=3):
         return self._note(("effects", (name, depth)))
 
+    def module_class(self, name):
+        return self._note(("module_class", (name,)))
+
     def __getattr__(self, member):
         # Anything this class does not know: depend on the whole summary.
         self._note(("", None))

@@ -22,6 +22,9 @@ class Context:
     loops: tuple = ()
     # Which pass over the innermost loop's body (0 or 1).
     loop_pass: int = 0
+    # Enclosing loops, ifs and trys, outermost first: whether an event runs on every
+    # iteration of a loop (nothing conditional between them).
+    blocks: tuple = ()
     # The statement the event belongs to (a SimpleStatementLine or compound statement).
     stmt: cst.CSTNode | None = None
     function: cst.FunctionDef | None = None
@@ -29,6 +32,13 @@ class Context:
     @property
     def loop(self):
         return self.loops[-1] if self.loops else None
+
+    def always_runs_in(self, loop) -> bool:
+        """Whether the event runs on every iteration of `loop`, as far as branches go."""
+        if loop not in self.blocks:
+            return False
+        inner = self.blocks[self.blocks.index(loop) + 1:]
+        return not any(isinstance(b, (cst.If, cst.Try)) for b in inner)
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,25 @@ class InplaceEvent:
     target: Value
     target_node: cst.BaseExpression
     op: str                        # "+=", "setitem", or the method name ("add_")
+
+
+@dataclass
+class AttrReadEvent:
+    """`t.grad` read (not assigned)."""
+    node: cst.Attribute
+    ctx: Context
+    receiver: Value
+    attr: str
+
+
+@dataclass
+class AccumulateEvent:
+    """`total += x` or `total = total + x` with a tensor `x`."""
+    node: cst.CSTNode
+    ctx: Context
+    target_node: cst.BaseExpression
+    before: Value
+    operand: Value
 
 
 @dataclass

@@ -61,6 +61,15 @@ class TensorFacts:
     # A backward without retain_graph already freed (part of) this tensor's graph:
     # another backward through it raises.
     graph_freed: bool = False
+    # Graph nodes that saved this very tensor for their backward: changing it in
+    # place breaks a later backward through them.
+    saved_by: frozenset = frozenset()
+    # Modules whose forward changes in place a tensor an earlier layer saved (a
+    # ReLU(inplace=True) after a Sigmoid): a backward through this tensor raises.
+    corrupted_by: frozenset = frozenset()
+    retains_grad: bool = False
+    # The call that made it (for fixes that rewrite the creation).
+    origin: object = None
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""
@@ -83,6 +92,12 @@ class ModuleValue:
     saves: Tri = None
     # The loss's default reduction gives a scalar.
     loss_reduces: Tri = None
+    # In training mode (after `.train()`, the default) or evaluation mode (`.eval()`).
+    training: Tri = True
+    # Made with `inplace=True` (an activation that overwrites its input).
+    inplace: bool = False
+    # A container whose forward overwrites in place what an earlier layer saved.
+    corrupts_saved: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,6 +158,10 @@ def join(a: Value, b: Value) -> Value:
             made_in_loop=_same(a.made_in_loop, b.made_in_loop),
             element_of=_same(a.element_of, b.element_of),
             graph_freed=a.graph_freed and b.graph_freed,
+            saved_by=a.saved_by | b.saved_by,
+            corrupted_by=a.corrupted_by & b.corrupted_by,
+            retains_grad=a.retains_grad and b.retains_grad,
+            origin=_same(a.origin, b.origin),
         )
     if isinstance(a, NumberValue) and isinstance(b, NumberValue) and a.kind == b.kind:
         return NumberValue(a.kind)

@@ -19,8 +19,8 @@ from itertools import count
 import libcst as cst
 
 from analysis import torch_api as api
-from analysis.events import (AttrAssignEvent, CallEvent, Context, GradAttr, InplaceEvent,
-                             LoopEvent, Trace)
+from analysis.events import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, CallEvent, Context,
+                             GradAttr, InplaceEvent, LoopEvent, Trace)
 from analysis.facts import (UNKNOWN, FLOAT_DTYPES, ModuleValue, NumberValue, OptimizerValue,
                             SequenceValue, TensorFacts, Unknown, Value, dtype_kind, join)
 from analysis.names import Names
@@ -71,6 +71,9 @@ class Interpreter:
         self._prefix = id_prefix
         # Facts of names as evaluated, for hovers: Name node -> value.
         self.seen: dict[cst.CSTNode, Value] = {}
+        # The environment of the expression being evaluated (ops record there which
+        # inputs they saved for backward).
+        self._env: Env | None = None
 
     # -- identities -------------------------------------------------------------
 
@@ -126,6 +129,7 @@ class Interpreter:
         if isinstance(stmt, cst.If):
             self.eval(stmt.test, env, ctx)
             self._forget_tested_grads(stmt.test, env)
+            ctx = replace(ctx, blocks=ctx.blocks + (stmt,))
             then_env = self.run_block(stmt.body.body, env.copy(), ctx)
             if stmt.orelse is None:
                 return then_env.joined(env)
@@ -147,6 +151,7 @@ class Interpreter:
                     self.bind(item.asname.name, UNKNOWN, env)
             return self.run_block(stmt.body.body, env, replace(ctx, no_grad=mode))
         if isinstance(stmt, cst.Try):
+            ctx = replace(ctx, blocks=ctx.blocks + (stmt,))
             body_env = self.run_block(stmt.body.body, env.copy(), ctx)
             out = body_env
             for handler in stmt.handlers:
@@ -195,6 +200,7 @@ class Interpreter:
     def run_loop(self, stmt, env: Env, ctx: Context) -> Env:
         self.trace.events.append(LoopEvent(stmt, ctx))
         loops = ctx.loops + (stmt,)
+        blocks = ctx.blocks + (stmt,)
         if isinstance(stmt, cst.For):
             iterable = self.eval(stmt.iter, env, ctx)
         else:
@@ -202,7 +208,7 @@ class Interpreter:
             iterable = UNKNOWN
         current = env.copy()
         for loop_pass in (0, 1):
-            inner = replace(ctx, loops=loops, loop_pass=loop_pass)
+            inner = replace(ctx, loops=loops, loop_pass=loop_pass, blocks=blocks)
             if isinstance(stmt, cst.For):
                 self.bind(stmt.target, self._element_of(iterable, inner), current)
             current = self.run_block(stmt.body.body, current, inner)
@@ -228,6 +234,14 @@ class Interpreter:
             discarded = all(isinstance(t.target, cst.Name) and t.target.value == "_"
                             for t in small.targets)
             value = self.eval(small.value, env, ctx, used=not discarded)
+            accumulated = _self_addition(small)
+            if accumulated is not None:
+                # `total = total + loss`
+                before = env.names.get(accumulated.value, UNKNOWN)
+                operand = self.seen.get(small.value.right, UNKNOWN) \
+                    if isinstance(small.value.right, cst.Name) else _value_of_add(value, before)
+                if isinstance(operand, TensorFacts):
+                    self.trace.events.append(AccumulateEvent(small, ctx, accumulated, before, operand))
             for target in small.targets:
                 self.assign(target.target, value, small.value, env, ctx)
         elif isinstance(small, cst.AnnAssign):
@@ -262,11 +276,14 @@ class Interpreter:
         op = _AUG_OPS.get(type(small.operator), "op=")
         if isinstance(target, TensorFacts):
             self.trace.events.append(InplaceEvent(small, ctx, target, small.target, op))
+            if op == "+=" and isinstance(operand, TensorFacts):
+                self.trace.events.append(AccumulateEvent(small, ctx, small.target, target, operand))
             result = self.inplace_result(target, operand, ctx)
             self.assign(small.target, result, small, env, ctx, rebinding=True)
             env.update_tensor(target.tid, result)
         elif isinstance(target, NumberValue) and isinstance(operand, TensorFacts):
             # `total += loss`: the name now holds a tensor
+            self.trace.events.append(AccumulateEvent(small, ctx, small.target, target, operand))
             result = self.binary("add", target, operand, ctx)
             self.assign(small.target, result, small, env, ctx)
         else:
@@ -347,6 +364,7 @@ class Interpreter:
     # -- expressions -----------------------------------------------------------------
 
     def eval(self, node, env: Env, ctx: Context, used: bool = True) -> Value:
+        self._env = env
         if isinstance(node, cst.Name):
             value = env.names.get(node.value, UNKNOWN)
             self.seen[node] = value
@@ -417,6 +435,7 @@ class Interpreter:
         attr = node.attr.value
         if isinstance(receiver, TensorFacts):
             if attr == "grad":
+                self.trace.events.append(AttrReadEvent(node, ctx, receiver, attr))
                 return GradAttr(receiver)
             if attr == "data":
                 return self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype=receiver.dtype,
@@ -496,6 +515,8 @@ class Interpreter:
         if qualname is None and isinstance(func, cst.Name):
             summary = self.summary.effects(func.value) if func.value not in env.names else None
         result = self.call_result(node, qualname, method, receiver, args, kwargs, env, ctx)
+        if isinstance(result, TensorFacts) and result.origin is None and result is not receiver:
+            result = replace(result, origin=node)
         event = CallEvent(node, ctx, qualname, method, receiver, tuple(args), kwargs, result, used,
                           env.freed, summary)
         if method == "backward" and isinstance(receiver, TensorFacts):
@@ -520,8 +541,12 @@ class Interpreter:
                 if method == "backward":
                     return UNKNOWN
                 return self.tensor_method(node, as_tensor, method, args, kwargs, env, ctx)
-            if method == "parameters" and isinstance(receiver, ModuleValue):
-                return _Parameters(receiver.mid)
+            if isinstance(receiver, ModuleValue):
+                if method == "parameters":
+                    return _Parameters(receiver.mid)
+                if method in _MODULE_METHODS_RETURNING_SELF:
+                    return self._module_method(receiver, method, node, env)
+                return UNKNOWN
             if method == "requires_grad_" and _is_copy_call(node.func.value) \
                     and _first_arg_bool(node, "requires_grad", default=True) is True:
                 # `x.clone().requires_grad_()`: a new tensor whatever `x` was. Leaf or
@@ -542,6 +567,14 @@ class Interpreter:
             target = env.names.get(func.value)
             if isinstance(target, ModuleValue):
                 return self.module_call(target, args, kwargs, ctx)
+            if not isinstance(target, (TensorFacts, NumberValue, SequenceValue, OptimizerValue)):
+                has_params = self.summary.module_class(func.value)
+                if has_params is not None:
+                    # An instance of an nn.Module subclass defined in this file.
+                    with_params = has_params or None
+                    return ModuleValue(self.new_id(), f"local.{func.value}", has_params=with_params,
+                                       params_require_grad=True if with_params else None,
+                                       saves=True if with_params else None)
         return UNKNOWN
 
     def apply_call_effects(self, event: CallEvent, env: Env) -> None:
@@ -573,6 +606,8 @@ class Interpreter:
         elif method == "requires_grad_" and isinstance(receiver, TensorFacts) \
                 and isinstance(event.result, TensorFacts):
             env.update_tensor(receiver.tid, event.result)
+        elif method == "retain_grad" and isinstance(receiver, TensorFacts):
+            env.update_tensor(receiver.tid, replace(receiver, retains_grad=True))
         elif event.qualname is None and event.method is None and event.callee_summary is None \
                 and isinstance(event.node.func, cst.Name):
             # A function we cannot see may run backward on anything it was given.
@@ -693,19 +728,26 @@ class Interpreter:
             if dtype_node is None:
                 dtype = default
             shape = _factory_shape(qualname, node, args)
+        device = _device_of(_kwarg_node(node, "device"), self._names)
+        if _kwarg_node(node, "device") is None:
+            base = args[0] if args and qualname in api.LIKE_FACTORIES else None
+            device = base.device if isinstance(base, TensorFacts) else (
+                "cpu" if qualname not in api.LIKE_FACTORIES else None)
         return self.new_tensor(ctx, requires_grad=bool(requires) if requires is not None else None,
                                is_leaf=True, dtype=dtype, shape=shape,
                                reason=None if requires else ("rewrap" if qualname in api.DATA_FACTORIES
                                                              else "never"),
-                               ignore_no_grad=True)
+                               device=device, ignore_no_grad=True)
 
     def nn_class(self, node, name, args, kwargs) -> Value:
         if name in api.NN_LAYERS_WITH_PARAMS:
             return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=True,
                                params_require_grad=True, saves=True)
         if name in api.NN_LAYERS_WITHOUT_PARAMS:
+            inplace = name in api.NN_INPLACE_CAPABLE and _first_arg_bool(
+                node, "inplace", default=False, position=None) is True
             return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=False,
-                               params_require_grad=None, saves=None)
+                               params_require_grad=None, saves=None, inplace=inplace)
         if name in api.NN_LOSSES:
             reduction = _kwarg_str(node, "reduction")
             reduces = not _has_kwarg(node, "reduction") or reduction in ("mean", "sum", "batchmean")
@@ -715,9 +757,14 @@ class Interpreter:
             layers = [a for a in args if isinstance(a, ModuleValue)]
             if len(layers) == len(args) and layers:
                 has = any(l.has_params for l in layers)
+                # An in-place activation right after a layer that saved its output
+                # for backward (Sigmoid, Tanh, ...) overwrites what that backward needs.
+                corrupts = any(
+                    after.inplace and before.cls.rsplit(".", 1)[-1] in api.NN_ACTIVATIONS_SAVING_OUTPUT
+                    for before, after in zip(layers, layers[1:]))
                 return ModuleValue(self.new_id(), "torch.nn.Sequential", has_params=has,
                                    params_require_grad=True if has else None,
-                                   saves=True if has else None)
+                                   saves=True if has else None, corrupts_saved=corrupts)
             return ModuleValue(self.new_id(), "torch.nn.Sequential", has_params=None,
                                params_require_grad=None)
         return UNKNOWN
@@ -744,11 +791,16 @@ class Interpreter:
                 return self.new_tensor(ctx, requires_grad=None, is_leaf=None)
             # The parameters are leaves we do not track by name: the history is opaque.
             saved = frozenset().union(*(t.saved_nodes for t in inputs)) | {self.new_id()}
+            corrupted = frozenset().union(*(t.corrupted_by for t in inputs))
+            if module.corrupts_saved:
+                corrupted = corrupted | {module.mid}
             return TensorFacts(tid=self.new_id(), requires_grad=True, is_leaf=False,
                                dtype=_float_of(inputs) if len(inputs) == len(args) else None,
                                saved_nodes=saved,
                                leaves=frozenset().union(*(t.leaves for t in inputs)),
-                               opaque=True, made_in_loop=self._loop_id(ctx))
+                               opaque=True, made_in_loop=self._loop_id(ctx),
+                               corrupted_by=corrupted,
+                               device=_same([t.device for t in inputs]) if inputs else None)
         if module.has_params is False and module.loss_reduces is None:
             return self.derived("module", list(args), ctx, shape=None, dtype=_float_of(inputs),
                                 saves=module.saves)
@@ -772,18 +824,16 @@ class Interpreter:
         if method in ("retain_grad", "zero_grad"):
             return UNKNOWN
         if method in api.DTYPE_METHODS and not args:
-            return self.converted(t, api.DTYPE_METHODS[method], t.device, method, ctx)
+            return self.converted(t, api.DTYPE_METHODS[method], None, method, ctx)
         if method in ("to", "type"):
-            dtype = None
-            for value_node in _positional_nodes(node) + ([_kwarg_node(node, "dtype")] if _kwarg_node(node, "dtype") else []):
-                found = api.DTYPES.get(self._names.qualname(value_node) or "")
-                if found:
-                    dtype = found
-            if dtype is not None and len(node.args) == 1:
-                return self.converted(t, dtype, t.device, "to", ctx)
-            return self.converted(t, None, None, "to", ctx)
+            target = self._conversion_target(node, method)
+            if target is None:
+                return self.converted(t, None, None, "to", ctx, understood=False)
+            return self.converted(t, target[0], target[1], "to", ctx)
         if method in ("cuda", "cpu"):
-            return self.converted(t, t.dtype, method, method, ctx)
+            positional = _positional_nodes(node)
+            device = method if not positional else _device_of(positional[0], self._names, method)
+            return self.converted(t, None, device, method, ctx, understood=device is not None)
         if method == "clone":
             return self.derived("clone", [t], ctx, shape=t.shape, dtype=t.dtype)
         if method in api.REDUCTIONS:
@@ -798,6 +848,22 @@ class Interpreter:
         if method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE:
             return t
         return UNKNOWN
+
+    def _module_method(self, module: ModuleValue, method: str, node: cst.Call, env: Env) -> ModuleValue:
+        """`model.to(device)`, `.train()`, `.eval()`, `.requires_grad_(flag)`: the same
+        module, changed in place."""
+        new = module
+        if method == "requires_grad_":
+            flag = _first_arg_bool(node, "requires_grad", default=True)
+            new = replace(module, params_require_grad=flag)
+        elif method in ("train", "eval"):
+            flag = _first_arg_bool(node, "mode", default=True) if method == "train" else False
+            new = replace(module, training=flag)
+        if new is not module:
+            for key, value in list(env.names.items()):
+                if isinstance(value, ModuleValue) and value.mid == module.mid:
+                    env.names[key] = new
+        return new
 
     @staticmethod
     def _requires_grad_set(t: TensorFacts, flag: bool | None) -> TensorFacts:
@@ -817,14 +883,47 @@ class Interpreter:
                        grad=("none" if t.grad is None else t.grad) if flag else t.grad,
                        opaque=False if flag else t.opaque)
 
-    def converted(self, t: TensorFacts, dtype, device, op, ctx) -> Value:
-        """`.double()`, `.to(...)`, `.cuda()`: the same tensor when nothing changes."""
-        if dtype is not None and dtype == t.dtype and (device == t.device or device is None and op != "to"):
+    def converted(self, t: TensorFacts, dtype, device, op, ctx, understood: bool = True) -> Value:
+        """`.double()`, `.to(...)`, `.cuda()`. `dtype`/`device`: the target, None for
+        "unchanged". torch returns the very same tensor when nothing changes (a
+        leaf stays a leaf); a real change gives a new, non-leaf tensor."""
+        changes = []
+        if dtype is not None:
+            changes.append(None if t.dtype is None else dtype != t.dtype)
+        if device is not None:
+            changes.append(None if t.device is None else device != t.device)
+        new_dtype = dtype or t.dtype
+        if understood and all(c is False for c in changes):
             return t
-        if dtype is None or t.dtype is None:
-            return self.derived(op, [t], ctx, shape=t.shape, dtype=dtype) if t.requires_grad is not True \
-                else replace(self.derived(op, [t], ctx, shape=t.shape, dtype=dtype), is_leaf=None)
-        return self.derived(op, [t], ctx, shape=t.shape, dtype=dtype)
+        out = self.derived(op, [t], ctx, shape=t.shape, dtype=new_dtype if understood else None)
+        if not isinstance(out, TensorFacts):
+            return out
+        if not understood or any(c is None for c in changes):
+            # It may or may not be the same tensor.
+            out = replace(out, is_leaf=None if t.requires_grad is not False else True,
+                          dtype=None if not understood else out.dtype)
+        return replace(out, device=device or t.device if understood else None)
+
+    def _conversion_target(self, node: cst.Call, method: str):
+        """(dtype, device) a `.to(...)`/`.type(...)` call asks for, None where it asks
+        for no change; None as a whole when an argument is not understood."""
+        dtype = device = None
+        for arg in node.args:
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key in ("non_blocking", "memory_format"):
+                continue
+            if key == "copy" or arg.star:
+                return None
+            found = api.DTYPES.get(self._names.qualname(arg.value) or "")
+            if found and key in (None, "dtype"):
+                dtype = found
+                continue
+            if method == "to" and key in (None, "device"):
+                device = _device_of(arg.value, self._names)
+                if device is not None:
+                    continue
+            return None
+        return dtype, device
 
     # -- building values ---------------------------------------------------------------
 
@@ -864,8 +963,16 @@ class Interpreter:
         if saves is None:
             saves = op not in api.NON_SAVING_OPS
         saved = frozenset().union(*(t.saved_nodes for t in tensors))
+        node = None
         if saves and requires:
-            saved = saved | {self.new_id()}
+            node = self.new_id()
+            saved = saved | {node}
+            # Which of the inputs this op keeps for its backward: changing one in
+            # place afterwards breaks the backward through `node`.
+            other_is_tensor = len(tensors) > 1
+            if api.saves_input(op, other_is_tensor) and self._env is not None:
+                for t in tensors:
+                    self._env.update_tensor(t.tid, replace(t, saved_by=t.saved_by | {node}))
         opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
         tid = self.new_id()
         return TensorFacts(
@@ -878,7 +985,9 @@ class Interpreter:
             opaque=opaque, no_grad_reason=None, grad=None,
             device=_same([t.device for t in tensors]),
             made_in_loop=self._loop_id(ctx),
-            graph_freed=any(t.graph_freed for t in tensors))
+            graph_freed=any(t.graph_freed for t in tensors),
+            saved_by=frozenset({node}) if node is not None and api.saves_output(op) else frozenset(),
+            corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)))
 
     def binary(self, op: str, left: Value, right: Value, ctx: Context) -> Value:
         if not isinstance(left, TensorFacts) and not isinstance(right, TensorFacts):
@@ -934,6 +1043,11 @@ class Interpreter:
         return None
 
 
+# Module methods that return the module itself.
+_MODULE_METHODS_RETURNING_SELF = {"to", "cuda", "cpu", "float", "double", "half", "train", "eval",
+                                  "requires_grad_", "bfloat16", "type"}
+
+
 # -- small values the interpreter uses internally ----------------------------------------
 
 @dataclass(frozen=True)
@@ -958,6 +1072,42 @@ class _GradResult(Unknown):
 
 
 # -- literal helpers -------------------------------------------------------------------
+
+def _self_addition(assign: cst.Assign):
+    """The name in `x = x + y`, else None."""
+    value = assign.value
+    if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+            and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) \
+            and isinstance(value.left, cst.Name) and value.left.value == assign.targets[0].target.value:
+        return value.left
+    return None
+
+
+def _value_of_add(result: Value, before: Value) -> Value:
+    """What was added to `before` to give `result`, as far as facts go: a tensor sum
+    whose accumulator was a number was made from a tensor operand."""
+    if isinstance(result, TensorFacts) and isinstance(before, NumberValue):
+        return result
+    return UNKNOWN
+
+
+def _device_of(node, names: Names, default: str | None = None) -> str | None:
+    """"cpu", "cuda", "cuda:1"... from a literal or `torch.device("...")`; None when
+    the expression does not say (a variable)."""
+    if node is None:
+        return default
+    if isinstance(node, cst.Call) and names.qualname(node.func) == "torch.device" and node.args:
+        node = node.args[0].value
+    if isinstance(node, cst.SimpleString):
+        text = node.evaluated_value
+        if isinstance(text, bytes):
+            return None
+        return "cuda" if text == "cuda:0" else text
+    if isinstance(node, cst.Integer):
+        index = _literal_number(node.value)
+        return "cuda" if index == 0 else f"cuda:{index}"
+    return None
+
 
 def _is_copy_call(node) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \

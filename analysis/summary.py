@@ -29,6 +29,9 @@ class ChunkSummary:
     changes_default_dtype: bool = False
     # Names bound by top-level `def`/`class`: they hide an imported name of the same spelling.
     defined: tuple = ()
+    # Top-level classes: (name, dotted base names, whether its body makes layers with
+    # parameters or nn.Parameter).
+    classes: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class ModuleSummary:
     aliases: tuple = ()
     functions: tuple = ()
     changes_default_dtype: bool = False
+    # nn.Module subclasses defined here: (name, makes parameters visibly).
+    module_classes: tuple = ()
 
     @staticmethod
     def merge(parts: list[ChunkSummary]) -> "ModuleSummary":
@@ -43,15 +48,28 @@ class ModuleSummary:
         functions: dict[str, FunctionSummary] = {}
         changes = False
         defined: set[str] = set()
+        classes: dict[str, tuple] = {}
         for part in parts:
             aliases.update(part.aliases)
             for fn in part.functions:
                 functions[fn.name] = fn
             changes = changes or part.changes_default_dtype
             defined.update(part.defined)
+            for name, bases, makes_params in part.classes:
+                classes[name] = (bases, makes_params)
         for name in defined:
             aliases.pop(name, None)
-        return ModuleSummary(tuple(sorted(aliases.items())), tuple(sorted(functions.items())), changes)
+        modules = _module_classes(classes, aliases)
+        return ModuleSummary(tuple(sorted(aliases.items())), tuple(sorted(functions.items())), changes,
+                             tuple(sorted(modules.items())))
+
+    def module_class(self, name: str) -> bool | None:
+        """For an nn.Module subclass defined here: whether it visibly makes
+        parameters; None when `name` is no such class."""
+        for key, makes_params in self.module_classes:
+            if key == name:
+                return makes_params
+        return None
 
     def function(self, name: str) -> FunctionSummary | None:
         for key, fn in self.functions:
@@ -84,6 +102,45 @@ class ModuleSummary:
         return FunctionSummary(name, calls_backward, clears, steps, fn.calls)
 
 
+def _module_classes(classes: dict, aliases: dict) -> dict[str, bool]:
+    """Classes deriving (through other local classes too) from torch.nn.Module."""
+    def resolve(dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        base = aliases.get(head)
+        return (f"{base}.{rest}" if rest else base) if base else dotted
+
+    found: dict[str, bool] = {}
+    changed = True
+    while changed:
+        changed = False
+        for name, (bases, makes_params) in classes.items():
+            if name in found:
+                continue
+            parents = [b for b in bases if b in found]
+            if any(resolve(b) == "torch.nn.Module" for b in bases) or parents:
+                found[name] = makes_params or any(found[p] for p in parents)
+                changed = True
+    return found
+
+
+_PARAM_MAKERS = None
+
+
+def _makes_params(node: ast.ClassDef) -> bool:
+    """Whether the class body calls a torch.nn layer that has parameters, or
+    nn.Parameter (by the last name of the callee: `nn.Linear`, `Linear`)."""
+    global _PARAM_MAKERS
+    if _PARAM_MAKERS is None:
+        from analysis import torch_api
+        _PARAM_MAKERS = set(torch_api.NN_LAYERS_WITH_PARAMS) | {"Parameter"}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            name = _ast_dotted(sub.func).rpartition(".")[2]
+            if name in _PARAM_MAKERS:
+                return True
+    return False
+
+
 def summarize_chunk(tree: ast.Module | None) -> ChunkSummary:
     """The chunk's summary, read from its `ast` (which parses the same text about
     ten times faster than a libcst visitor walks it). None, when `ast` refused a
@@ -97,6 +154,7 @@ def _summarize_ast(tree: ast.Module) -> ChunkSummary:
     aliases: dict[str, str] = {}
     functions: list[FunctionSummary] = []
     defined: list[str] = []
+    classes: list[tuple] = []
     changes = False
 
     def visit_block(statements):
@@ -113,6 +171,8 @@ def _summarize_ast(tree: ast.Module) -> ChunkSummary:
                 defined.append(stmt.name)
             elif isinstance(stmt, ast.ClassDef):
                 defined.append(stmt.name)
+                bases = tuple(_ast_dotted(b) for b in stmt.bases if _ast_dotted(b))
+                classes.append((stmt.name, bases, _makes_params(stmt)))
             elif isinstance(stmt, ast.If):
                 # `if TYPE_CHECKING:` blocks
                 visit_block(stmt.body)
@@ -126,7 +186,8 @@ def _summarize_ast(tree: ast.Module) -> ChunkSummary:
                 visit_block(stmt.finalbody)
 
     visit_block(tree.body)
-    return ChunkSummary(tuple(aliases.items()), tuple(functions), changes, tuple(defined))
+    return ChunkSummary(tuple(aliases.items()), tuple(functions), changes, tuple(defined),
+                        tuple(classes))
 
 
 def _ast_imports(stmt) -> dict[str, str]:

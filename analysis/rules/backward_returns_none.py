@@ -1,6 +1,8 @@
 """AG203 backward-returns-none: using the value of `.backward()`, which is always None."""
 from __future__ import annotations
 
+import libcst as cst
+
 from analysis.events import CallEvent
 from analysis.facts import TensorFacts, Unknown
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule, Silent
@@ -75,12 +77,17 @@ class BackwardReturnsNone(Rule):
         Example(
             "import torch\n"
             "x = torch.ones(2, requires_grad=True)\n"
-            "_ = (x * 3).sum().backward()\n"),
+            "_ = (x * 3).sum().backward()\n"
+            "class Hooks:\n"
+            "    def backward(self, loss):\n"
+            "        return loss.backward()\n"
+            "Hooks().backward((x * 2).sum())\n"),
     )
 
     def check(self, trace, locale):
         for event in trace.of(CallEvent):
-            if event.method != "backward" or not event.used or not _torch_like(event):
+            if event.method != "backward" or not event.used or not _torch_like(event) \
+                    or _forwarded(event):
                 continue
             fixes = ()
             if isinstance(event.receiver, TensorFacts) and len(event.leaf_names) == 1 \
@@ -92,6 +99,15 @@ class BackwardReturnsNone(Rule):
                                  (Edit("replace", event.node,
                                        f"{torch}.autograd.grad({target}, {leaf})[0]"),), safe=False),)
             yield Report(event.node, self.text("message", locale), fixes)
+
+
+def _forwarded(event: CallEvent) -> bool:
+    """`return loss.backward()` inside a method that is itself a `backward`: the
+    wrapper returns None as well, on purpose."""
+    function, stmt = event.ctx.function, event.ctx.stmt
+    return function is not None and "backward" in function.name.value \
+        and isinstance(stmt, cst.SimpleStatementLine) \
+        and any(isinstance(s, cst.Return) and s.value is event.node for s in stmt.body)
 
 
 def _torch_like(event: CallEvent) -> bool:
