@@ -1,0 +1,113 @@
+"""AG204 nonleaf-grad: reading `.grad` of a non-leaf tensor that does not retain it."""
+from __future__ import annotations
+
+from analysis.events import AttrReadEvent, CallEvent
+from analysis.facts import TensorFacts
+from analysis.rule import Clean, Edit, Example, FixSpec, Report, Rule, Warns
+from analysis.rulekit import code_of, is_tensor_backward
+
+WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
+
+
+class NonleafGrad(Rule):
+    code = "AG204"
+    name = "nonleaf-grad"
+    severity = "warning"
+    summary = {
+        "en": ".grad of a non-leaf tensor: always None unless retain_grad() was called",
+        "zh": "读取非叶子张量的 .grad：除非调用过 retain_grad()，否则永远是 None",
+    }
+    explanation = {
+        "en": (
+            "Backward fills `.grad` only for leaves: tensors made by the user with "
+            "`requires_grad=True` and parameters. A tensor computed from them (`h = x * 3`, and "
+            "also `w = torch.rand(3, requires_grad=True).double()`, whose dtype conversion is an "
+            "op) is not a leaf, so its `.grad` stays None and torch warns `UserWarning: "
+            f"{WARNING}`. Call `h.retain_grad()` before the backward, or read the leaf's "
+            "`.grad`. A conversion that changes nothing (`.float()` of a float32 tensor) returns "
+            "the leaf itself and is fine."
+        ),
+        "zh": (
+            "反向传播只为叶子填充 `.grad`：用户以 `requires_grad=True` 创建的张量和模型参数。由它们计算出的张量"
+            "（`h = x * 3`，以及 `w = torch.rand(3, requires_grad=True).double()`——dtype 转换也是一次运算）"
+            f"不是叶子，其 `.grad` 一直是 None，torch 会警告 `UserWarning: {WARNING}`。请在 backward 之前调用 "
+            "`h.retain_grad()`，或读取叶子的 `.grad`。不改变任何东西的转换（对 float32 张量调用 `.float()`）"
+            "返回叶子本身，没有问题。"
+        ),
+    }
+    messages = {
+        "en": {"message": f"`{{name}}` is not a leaf (it is computed from other tensors), so its .grad "
+                          f"is None; torch warns: {WARNING}",
+               "fix": "Keep its gradient: {name}.retain_grad() before the backward"},
+        "zh": {"message": f"`{{name}}` 不是叶子（它由其他张量计算得到），其 .grad 为 None；torch 会警告：{WARNING}",
+               "fix": "保留它的梯度：在 backward 之前调用 {name}.retain_grad()"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "h = x * 3\n"
+            "out = (h ** 2).sum()\n"
+            "out.backward()\n"
+            "print('x.grad:', x.grad)\n"
+            "print('h.grad:', h.grad)\n",
+            Warns("UserWarning", WARNING), line=7),
+        Example(
+            "import torch\n"
+            "w = torch.rand(3, requires_grad=True).double()\n"
+            "x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)\n"
+            "loss = ((w * x).sum() - 1.0) ** 2\n"
+            "loss.backward()\n"
+            "print('dloss/dw:', w.grad)\n",
+            Warns("UserWarning", WARNING), line=6),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0], requires_grad=True)\n"
+            "y = torch.tensor([2.0], requires_grad=True)\n"
+            "z = x * 3 + y + 2\n"
+            "z.retain_grad()\n"
+            "u = z * z\n"
+            "u.backward()\n"
+            "print(z.grad, x.grad, y.grad)\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "layer = nn.Linear(2, 1)\n"
+            "x = torch.tensor([[1.0, 2.0]], requires_grad=True)\n"
+            "out = layer(x).sum()\n"
+            "out.backward()\n"
+            "print(x.grad, layer.weight.grad, layer.bias.grad)\n"
+            "w = torch.rand(3, requires_grad=True).float()\n"
+            "(w * 2).sum().backward()\n"
+            "print(w.grad)\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(AttrReadEvent):
+            t = event.receiver
+            if event.attr != "grad" or not isinstance(t, TensorFacts) or t.is_leaf is not False \
+                    or t.requires_grad is not True or t.retains_grad:
+                continue
+            name = code_of(event.node.value)
+            fixes = ()
+            backward = _backward_before(trace, event, t)
+            if backward is not None and backward.ctx.stmt is not None:
+                fixes = (FixSpec(self.text("fix", locale, name=name),
+                                 (Edit("line_before", backward.ctx.stmt, f"{name}.retain_grad()"),)),)
+            yield Report(event.node, self.text("message", locale, name=name), fixes)
+
+
+def _backward_before(trace, read: AttrReadEvent, t: TensorFacts) -> CallEvent | None:
+    """The last backward before `read` whose graph holds the leaves `t` comes from:
+    where `t.retain_grad()` has to go."""
+    found = None
+    for event in trace.events:
+        if event is read:
+            break
+        if isinstance(event, CallEvent) and is_tensor_backward(event) and t.leaves \
+                and t.leaves <= event.receiver.leaves:
+            found = event
+    return found
