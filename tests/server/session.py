@@ -34,6 +34,12 @@ AG101_SOURCE = (
 )
 
 
+def core_findings(source: str, locale: str = "en"):
+    """What the core reports on `source`: the expectations the server must carry over."""
+    from analysis import Settings, analyze
+    return analyze(source, Settings.build(locale=locale))
+
+
 @contextlib.asynccontextmanager
 async def session(profile: str = "vscode", *, locale=None, initialization_options=None,
                   configuration=None, workspace_folders=None, capabilities=None,

@@ -4,11 +4,14 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+import pytest_asyncio
 from lsprotocol import types
 
-from analysis import all_rules
-from tests.server.session import AG101_SOURCE, ALL_PROFILES, apply_lsp_edits, codes, diagnostics, \
-    edits_of, open_document, session
+from analysis import Settings, all_rules
+from analysis.edits import apply_edits
+from autograd_lsp.fixing import fix_text
+from tests.server.session import AG101_SOURCE, ALL_PROFILES, apply_lsp_edits, codes, core_findings, \
+    diagnostics, edits_of, open_document, session
 
 URI = "file:///tmp/autograd_lsp_test/actions.py"
 WHOLE = types.Range(types.Position(0, 0), types.Position(10_000, 0))
@@ -40,23 +43,17 @@ async def test_ag101_quick_fixes_remove_the_diagnostic(profile):
         actions = await actions_for(client, URI, d)
         fix_all = actions.pop()
         assert fix_all.kind == "source.fixAll.autograd-lsp"
-        titles = [a.title for a in actions]
-        assert titles == [
-            "Reduce with .sum() before backward (AG101)",
-            "Reduce with .mean() before backward (AG101)",
-            "Pass gradient=torch.ones_like(y) (AG101)",
-            "Suppress AG101 on this line (# noqa: AG101)",
-        ]
-        assert [a.is_preferred for a in actions[:3]] == [True, False, False]
+        (finding,) = core_findings(AG101_SOURCE)
+        assert [a.title for a in actions] == [f"{fix.title} (AG101)" for fix in finding.fixes] + [
+            "Suppress AG101 on this line (# noqa: AG101)"]
+        first_safe = next(n for n, fix in enumerate(finding.fixes) if fix.safe)
+        assert [a.is_preferred for a in actions[:-1]] == [
+            n == first_safe for n in range(len(finding.fixes))]
         assert all(a.kind == types.CodeActionKind.QuickFix and list(a.diagnostics) == [d] for a in actions)
         lazy = profile != "emacs"
         assert all((a.edit is None) == lazy for a in actions)
-        expected = [
-            AG101_SOURCE.replace("y.backward()", "y.sum().backward()"),
-            AG101_SOURCE.replace("y.backward()", "y.mean().backward()"),
-            AG101_SOURCE.replace("y.backward()", "y.backward(torch.ones_like(y))"),
-            AG101_SOURCE.replace("y.backward()", "y.backward()  # noqa: AG101"),
-        ]
+        expected = [apply_edits(AG101_SOURCE, fix.edits) for fix in finding.fixes] + [
+            AG101_SOURCE.replace("y.backward()", "y.backward()  # noqa: AG101")]
         for number, (action, want) in enumerate(zip(actions, expected)):
             action = await resolved(client, action)
             fixed = apply_lsp_edits(AG101_SOURCE, edits_of(action, URI), encoding_of(client))
@@ -85,7 +82,7 @@ async def test_fix_all_applies_every_safe_fix():
         (fix_all,) = actions
         assert fix_all.kind == "source.fixAll.autograd-lsp"
         fixed = apply_lsp_edits(source, edits_of(await resolved(client, fix_all), URI))
-        assert "y.sum().backward()" in fixed and "z.sum().backward()" in fixed
+        assert fixed == fix_text(source, Settings()).text != source
         compile(fixed, "fixed.py", "exec")
         # Quick fixes are not offered when only source actions are asked for.
         assert all(a.kind.startswith("source.") for a in actions)
@@ -102,41 +99,62 @@ async def test_resolve_of_an_outdated_action_gives_no_edit():
         assert (await client.code_action_resolve_async(action)).edit is None
 
 
-def bad_examples():
+# Core bugs this test found, reported to the core's owner; strict, so that the
+# marker must go once the core is fixed.
+KNOWN_CORE_PROBLEMS = {
+    ("double-backward", 0): "the AG102 fix 'retain_graph=True on the earlier backward' edits "
+                            "the later backward, so the graph is still freed twice",
+}
+
+
+def bad_example_params():
     for rule in all_rules():
         for number, example in enumerate(rule.bad):
-            yield rule, number, example
+            marks = ()
+            if (rule.name, number) in KNOWN_CORE_PROBLEMS:
+                marks = pytest.mark.xfail(reason=KNOWN_CORE_PROBLEMS[rule.name, number], strict=True)
+            yield pytest.param(rule, number, example, id=f"{rule.name}-{number}", marks=marks)
 
 
-async def test_every_quick_fix_of_every_bad_example():
-    """Through the server, as an editor would: each fix removes a finding of its
-    rule and leaves code that compiles; the suppress action silences it."""
-    problems = []
-    checked = 0
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_client():
+    # One server for all examples: the documents have distinct URIs.
     async with session("vscode") as client:
-        for rule, number, example in bad_examples():
-            uri = f"file:///tmp/autograd_lsp_test/{rule.name}_{number}.py"
-            open_document(client, uri, example.code)
-            items = await diagnostics(client, uri, until=lambda items: rule.code in codes(items))
-            before = Counter(codes(items))
-            for d in (d for d in items if d.code == rule.code):
-                for action in await actions_for(client, uri, d, only=[types.CodeActionKind.QuickFix]):
-                    if action.diagnostics[0].code != rule.code:
-                        continue  # another finding under the same range
-                    action = await resolved(client, action)
-                    fixed = apply_lsp_edits(example.code, edits_of(action, uri))
-                    try:
-                        compile(fixed, uri, "exec")
-                    except SyntaxError as exc:
-                        problems.append(f"{uri}: {action.title}: does not compile: {exc}")
-                        continue
-                    fixed_uri = uri.replace(".py", f"_fixed_{checked}.py")
-                    checked += 1
-                    open_document(client, fixed_uri, fixed)
-                    after = Counter(codes(await diagnostics(client, fixed_uri, until=lambda items: True)))
-                    if after[rule.code] >= before[rule.code]:
-                        problems.append(f"{uri}: {action.title}: {rule.code} still reported")
-                    client.text_document_did_close(types.DidCloseTextDocumentParams(
-                        text_document=types.TextDocumentIdentifier(uri=fixed_uri)))
-    assert checked >= 4
+        yield client
+
+
+@pytest.mark.asyncio(loop_scope="module")
+@pytest.mark.parametrize("rule, number, example", bad_example_params())
+async def test_every_quick_fix_of_every_bad_example(shared_client, rule, number, example):
+    """Through the server, as an editor would: each fix (safe or not) removes a
+    finding of its rule and leaves code that compiles; so does the suppress action."""
+    client = shared_client
+    problems = []
+    uri = f"file:///tmp/autograd_lsp_test/{rule.name}_{number}.py"
+    open_document(client, uri, example.code)
+    items = await diagnostics(client, uri, until=lambda items: rule.code in codes(items))
+    before = Counter(codes(items))
+    checked = 0
+    for d in (d for d in items if d.code == rule.code):
+        for action in await actions_for(client, uri, d, only=[types.CodeActionKind.QuickFix]):
+            if action.diagnostics[0].code != rule.code:
+                continue  # another finding under the same range
+            action = await resolved(client, action)
+            fixed = apply_lsp_edits(example.code, edits_of(action, uri))
+            try:
+                compile(fixed, uri, "exec")
+            except SyntaxError as exc:
+                problems.append(f"{action.title}: does not compile: {exc}")
+                continue
+            fixed_uri = uri.replace(".py", f"_fixed_{checked}.py")
+            checked += 1
+            open_document(client, fixed_uri, fixed)
+            after = Counter(codes(await diagnostics(client, fixed_uri, until=lambda items: True)))
+            if after[rule.code] >= before[rule.code]:
+                problems.append(f"{action.title}: {rule.code} still reported in\n{fixed}")
+            client.text_document_did_close(types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=fixed_uri)))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert checked >= 1   # at least the suppress action
     assert not problems, "\n".join(problems)

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from tests.server.session import AG101_SOURCE, ALL_PROFILES, PUSH_PROFILES, codes, diagnostics, \
-    open_document, session
+from tests.server.session import AG101_SOURCE, ALL_PROFILES, PUSH_PROFILES, codes, core_findings, \
+    diagnostics, open_document, session
 
 URI = "file:///tmp/autograd_lsp_test/train.py"
 
@@ -33,11 +33,13 @@ async def test_ag101_reported_with_code_severity_source_and_fix_data(profile):
         assert d.range == types.Range(types.Position(3, 0), types.Position(3, 12))
         assert d.data["name"] == "nonscalar-backward"
         assert d.data["version"] == 1
-        titles = [fix["title"] for fix in d.data["fixes"]]
-        assert titles[0] == "Reduce with .sum() before backward"
-        assert d.data["fixes"][0]["edits"] == [{
-            "range": {"start": {"line": 3, "character": 1}, "end": {"line": 3, "character": 1}},
-            "newText": ".sum()"}]
+        (finding,) = core_findings(AG101_SOURCE)
+        assert [fix["title"] for fix in d.data["fixes"]] == [fix.title for fix in finding.fixes]
+        first = finding.fixes[0].edits[0]
+        assert d.data["fixes"][0]["edits"][0] == {
+            "range": {"start": {"line": first.line - 1, "character": first.column},
+                      "end": {"line": first.end_line - 1, "character": first.end_column}},
+            "newText": first.new_text}
 
 
 @pytest.mark.parametrize("profile", ALL_PROFILES)

@@ -58,7 +58,7 @@ async def test_diagnostic_range_in_negotiated_encoding(profile):
         start = units(PREFIX, encoding)
         assert d.range == types.Range(types.Position(3, start),
                                       types.Position(3, start + len("y.backward()")))
-        # The fix inserts ".sum()" right after `y`.
+        # The first fix inserts a reduction right after `y`.
         assert d.data["fixes"][0]["edits"][0]["range"]["start"] == {"line": 3, "character": start + 1}
         hover = await client.text_document_hover_async(types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=URI),

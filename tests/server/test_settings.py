@@ -10,7 +10,7 @@ from analysis import all_rules
 from autograd_lsp.server.hover_docs import DOCS
 from autograd_lsp.server.settings import parse_editor_settings
 from autograd_lsp.server.texts import LOCALES, TEXTS, normalize_locale
-from tests.server.session import AG101_SOURCE, codes, diagnostics, open_document, session
+from tests.server.session import AG101_SOURCE, codes, core_findings, diagnostics, open_document, session
 
 URI = "file:///tmp/autograd_lsp_test/settings.py"
 ZH_MESSAGE = "不是标量"
@@ -59,7 +59,9 @@ async def test_locale_from_initialize(profile):
         open_document(client, URI, AG101_SOURCE)
         d = await only_diagnostic(client)
         assert ZH_MESSAGE in d.message
-        assert d.data["fixes"][0]["title"] == "先用 .sum() 归约再 backward"
+        (finding,) = core_findings(AG101_SOURCE, "zh")
+        assert d.data["fixes"][0]["title"] == finding.fixes[0].title
+        assert finding.fixes[0].title != core_findings(AG101_SOURCE)[0].fixes[0].title
 
 
 async def test_locale_setting_wins_over_the_client_language():
