@@ -355,7 +355,7 @@ def _env_key(env: Env):
 
 def _same_env(a: Env, b: Env) -> bool:
     # Unchanged chunks hand the very same Env object on, so identity settles most lookups.
-    return a is b or (a.names == b.names and a.freed == b.freed)
+    return a is b or (a.names == b.names and a.freed == b.freed and a.clobbered == b.clobbered)
 
 
 class _RecordingSummary:
@@ -421,7 +421,7 @@ class _LineIndex:
 def _forget_all(env: Env) -> Env:
     """After a chunk we could not follow, nothing it may have bound is known."""
     from analysis.facts import UNKNOWN
-    return Env({key: UNKNOWN for key in env.names}, {})
+    return Env({key: UNKNOWN for key in env.names}, {}, {})
 
 
 # Chunks longer than this are checked for operator chains before libcst sees them.

@@ -66,6 +66,8 @@ class CallEvent:
     callee_summary: object = None
     # For a tensor's backward: names bound to the leaves of its graph.
     leaf_names: tuple = ()
+    # Graph nodes whose saved tensor an in-place op changed since -> that op.
+    clobbered: dict = field(default_factory=dict)
 
     def arg_node(self, keyword: str | None = None, position: int | None = None) -> cst.Arg | None:
         pos = 0

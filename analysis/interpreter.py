@@ -33,9 +33,12 @@ class Env:
     # Graph nodes whose saved tensors a backward without retain_graph freed ->
     # the call that freed them (a fix adds retain_graph=True there).
     freed: dict = field(default_factory=dict)
+    # Graph nodes whose saved tensor was since changed in place -> that in-place op:
+    # a backward through them raises.
+    clobbered: dict = field(default_factory=dict)
 
     def copy(self) -> "Env":
-        return Env(dict(self.names), self.freed)
+        return Env(dict(self.names), self.freed, self.clobbered)
 
     def joined(self, other: "Env") -> "Env":
         names = {}
@@ -43,7 +46,8 @@ class Env:
             a, b = self.names.get(key, UNKNOWN), other.names.get(key, UNKNOWN)
             names[key] = join(a, b)
         # A node is freed afterwards only if it is freed on both paths.
-        return Env(names, {n: c for n, c in self.freed.items() if n in other.freed})
+        return Env(names, {n: c for n, c in self.freed.items() if n in other.freed},
+                   {n: c for n, c in self.clobbered.items() if n in other.clobbered})
 
     def update_tensor(self, tid, new: TensorFacts) -> None:
         """An in-place change reaches every name bound to the same tensor."""
@@ -175,6 +179,14 @@ class Interpreter:
         # match statements and anything newer: unknown effects on the names it binds
         return env
 
+    def _inplace(self, node, ctx: Context, target: TensorFacts, target_node, op: str, env: Env) -> None:
+        """Record an in-place change of `target`: the event, and (grad mode on) the
+        graph nodes that had saved it, whose backward it breaks."""
+        self.trace.events.append(InplaceEvent(node, ctx, target, target_node, op))
+        if target.saved_by and ctx.no_grad is not True:
+            env.clobbered = {**env.clobbered, **{n: node for n in target.saved_by
+                                                 if n not in env.clobbered}}
+
     @staticmethod
     def _forget_mutated_list(node, env: Env) -> None:
         """A list whose contents may change (`losses.append(l)`) is no longer known."""
@@ -275,7 +287,7 @@ class Interpreter:
         operand = self.eval(small.value, env, ctx)
         op = _AUG_OPS.get(type(small.operator), "op=")
         if isinstance(target, TensorFacts):
-            self.trace.events.append(InplaceEvent(small, ctx, target, small.target, op))
+            self._inplace(small, ctx, target, small.target, op, env)
             if op == "+=" and isinstance(operand, TensorFacts):
                 self.trace.events.append(AccumulateEvent(small, ctx, small.target, target, operand))
             result = self.inplace_result(target, operand, ctx)
@@ -326,7 +338,7 @@ class Interpreter:
                 if isinstance(element.slice, cst.Index):
                     self.eval(element.slice.value, env, ctx)
             if isinstance(receiver, TensorFacts) and not rebinding:
-                self.trace.events.append(InplaceEvent(target, ctx, receiver, target.value, "setitem"))
+                self._inplace(target, ctx, receiver, target.value, "setitem", env)
                 env.update_tensor(receiver.tid, self.inplace_result(receiver, value, ctx))
             self._forget_mutated_list(target.value, env)
         elif isinstance(target, cst.StarredElement):
@@ -518,7 +530,7 @@ class Interpreter:
         if isinstance(result, TensorFacts) and result.origin is None and result is not receiver:
             result = replace(result, origin=node)
         event = CallEvent(node, ctx, qualname, method, receiver, tuple(args), kwargs, result, used,
-                          env.freed, summary)
+                          env.freed, summary, clobbered=env.clobbered)
         if method == "backward" and isinstance(receiver, TensorFacts):
             event.leaf_names = tuple(sorted(
                 key for key, value in env.names.items()
@@ -601,8 +613,7 @@ class Interpreter:
                         env.names[key] = replace(value, grad="none")
         elif method is not None and method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE \
                 and isinstance(receiver, TensorFacts):
-            self.trace.events.append(InplaceEvent(event.node, event.ctx, receiver,
-                                                  event.node.func.value, method))
+            self._inplace(event.node, event.ctx, receiver, event.node.func.value, method, env)
         elif method == "requires_grad_" and isinstance(receiver, TensorFacts) \
                 and isinstance(event.result, TensorFacts):
             env.update_tensor(receiver.tid, event.result)

@@ -1,0 +1,132 @@
+"""AG108 inplace-saved-tensor: changing in place a tensor an op saved for backward."""
+from __future__ import annotations
+
+import libcst as cst
+
+from analysis.events import CallEvent
+from analysis.facts import TensorFacts
+from analysis.rule import Clean, Example, Raises, Report, Rule
+from analysis.rulekit import backward_target, code_of
+
+RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+class InplaceSavedTensor(Rule):
+    code = "AG108"
+    name = "inplace-saved-tensor"
+    severity = "error"
+    summary = {
+        "en": "in-place change of a tensor that an op saved for its backward",
+        "zh": "原地修改了某个运算为反向传播保存的张量",
+    }
+    explanation = {
+        "en": (
+            "Many ops keep a tensor for their backward: `sigmoid`, `tanh`, `exp`, `relu` keep "
+            "their output; `pow`, `log`, `sin`, multiplication by a tensor and `matmul` keep their "
+            "inputs. Changing that tensor in place afterwards (`y += 1`, `y.mul_(2)`, "
+            "`nn.ReLU(inplace=True)` right after `nn.Sigmoid()`) makes the saved value wrong, and "
+            f"the backward raises `RuntimeError: {RUNTIME}`. Use the out-of-place form (`y = y + 1`, "
+            "`nn.ReLU()`). An in-place op on a value no op saved is fine (`y = x * 2; y.add_(1)`)."
+        ),
+        "zh": (
+            "许多运算会为反向传播保存张量：`sigmoid`、`tanh`、`exp`、`relu` 保存输出；`pow`、`log`、`sin`、"
+            "与张量相乘和 `matmul` 保存输入。之后原地修改该张量（`y += 1`、`y.mul_(2)`、紧跟在 `nn.Sigmoid()` "
+            f"之后的 `nn.ReLU(inplace=True)`）会使保存的值失效，backward 时抛出 `RuntimeError: {RUNTIME}`。"
+            "请改用非原地写法（`y = y + 1`、`nn.ReLU()`）。对没有被任何运算保存的值做原地运算没有问题"
+            "（`y = x * 2; y.add_(1)`）。"
+        ),
+    }
+    messages = {
+        "en": {"inplace": f"`{{name}}` was saved for the backward of an earlier op; changing it in "
+                          f"place makes the later backward raise RuntimeError: {RUNTIME}",
+               "module": f"this backward goes through a layer whose in-place activation overwrote "
+                         f"an output saved for backward: it raises RuntimeError: {RUNTIME}"},
+        "zh": {"inplace": f"`{{name}}` 已被之前的运算保存用于反向传播；原地修改它会使之后的 backward 抛出 "
+                          f"RuntimeError: {RUNTIME}",
+               "module": f"这次 backward 经过的网络中，原地激活覆盖了为反向传播保存的输出：会抛出 "
+                         f"RuntimeError: {RUNTIME}"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "x = torch.randn(4, requires_grad=True)\n"
+            "y = x.exp()\n"
+            "y += 1\n"
+            "z = torch.log(y).sum()\n"
+            "z.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=4),
+        Example(
+            "import torch\n"
+            "x = torch.ones(2, requires_grad=True)\n"
+            "y = x.sigmoid()\n"
+            "y.mul_(2)\n"
+            "y.sum().backward()\n",
+            Raises("RuntimeError", RUNTIME), line=4),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Sequential(nn.Linear(3, 5), nn.Sigmoid(), nn.ReLU(inplace=True), nn.Linear(5, 1))\n"
+            "optimizer = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "x = torch.randn(6, 3)\n"
+            "optimizer.zero_grad()\n"
+            "loss = net(x).pow(2).mean()\n"
+            "loss.backward()\n"
+            "optimizer.step()\n",
+            Raises("RuntimeError", RUNTIME), line=8),
+        Example(
+            "import torch\n"
+            "a = torch.randn(3, requires_grad=True)\n"
+            "h = a * 1\n"
+            "out = (h ** 2).sum()\n"
+            "h.zero_()\n"
+            "out.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=5),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "x = torch.randn(4, requires_grad=True)\n"
+            "y = x * 2\n"
+            "y.add_(1)\n"
+            "y = y.exp()\n"
+            "y = y + 1\n"
+            "torch.log(y).sum().backward()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Sequential(nn.Linear(3, 5), nn.ReLU(inplace=True), nn.Linear(5, 1))\n"
+            "net(torch.randn(6, 3)).pow(2).mean().backward()\n"),
+        Example(
+            "import torch\n"
+            "x = torch.randn(4, requires_grad=True)\n"
+            "y = x.exp()\n"
+            "y.sum().backward()\n"
+            "with torch.no_grad():\n"
+            "    y.mul_(2)\n"
+            "y += 1\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(CallEvent):
+            target = backward_target(event)
+            if not isinstance(target, TensorFacts):
+                continue
+            # Report at the in-place op (which may sit in an earlier chunk).
+            clobbering = {event.clobbered[n] for n in target.saved_nodes
+                          if n in event.clobbered and n not in event.freed}
+            for node in clobbering:
+                yield Report(node, self.text("inplace", locale, name=_changed_name(node)))
+            if target.corrupted_by:
+                yield Report(event.node, self.text("module", locale))
+
+
+def _changed_name(node) -> str:
+    """The tensor an in-place op changes: `y` in `y += 1`, `y.mul_(2)`, `y[0] = 1`."""
+    if isinstance(node, cst.AugAssign):
+        return code_of(node.target)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return code_of(node.func.value)
+    if isinstance(node, cst.Subscript):
+        return code_of(node.value)
+    return code_of(node)
