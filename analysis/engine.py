@@ -9,13 +9,13 @@ facts before it, so an edit inside one function re-analyses that function.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
-from analysis.facts import Value
+from analysis.facts import ModuleValue, OptimizerValue, Value
 from analysis.edits import newline_of, source_lines
 from analysis.findings import Finding, Fix, TextEdit
 from analysis.interpreter import Env, Interpreter
@@ -105,6 +105,8 @@ class Analyzer:
         # point into an earlier chunk (the in-place op a later backward trips on).
         starts: dict[int, int] = {}
         earlier: list[ParsedChunk] = []
+        definitions = []
+        module_objects = _ModuleObjects()
         for chunk, part in zip(chunks, parsed):
             if part.module is None:
                 if part.error is not None:
@@ -114,15 +116,27 @@ class Analyzer:
             occurrence = occurrences.get(chunk.text, 0)
             occurrences[chunk.text] = occurrence + 1
             starts[id(part)] = chunk.start_line
+            if part.is_definition:
+                # Analysed after the module code: functions run when called, and see
+                # the models and optimizers the module builds, wherever it builds them.
+                definitions.append((chunk, part, occurrence))
+                continue
             result = self._chunk_result(chunk, part, occurrence, env, summary_version,
                                         settings.locale, kept_results, earlier)
             earlier.append(part)
             env = result.env_out
+            module_objects.note(env)
             view.append((chunk.start_line, part, result.seen))
-            for placed in result.findings:
-                finding = placed.place(starts)
-                if finding is not None:
-                    findings.append(finding)
+            findings.extend(placed.place(starts) for placed in result.findings)
+        function_env = Env(module_objects.consistent())
+        for chunk, part, occurrence in definitions:
+            result = self._chunk_result(chunk, part, occurrence, function_env, summary_version,
+                                        settings.locale, kept_results, earlier)
+            earlier.append(part)
+            view.append((chunk.start_line, part, result.seen))
+            findings.extend(placed.place(starts) for placed in result.findings)
+        findings = [f for f in findings if f is not None]
+        view.sort(key=lambda item: item[0])
         # Keep this version's results and the previous version's: breaking a line and
         # repairing it brings the old chunks back.
         self._older_results = self._results
@@ -221,7 +235,7 @@ class Analyzer:
             return part
         try:
             module = cst.parse_module(chunk.text)
-            part = ParsedChunk(chunk.text, module, summary=summarize_chunk(tree))
+            part = ParsedChunk(chunk.text, module, summary=summarize_chunk(tree, chunk.text))
         except cst.ParserSyntaxError as exc:
             part = ParsedChunk(chunk.text, None, _first_line(exc.message), exc.raw_line, exc.raw_column)
         except (RecursionError, MemoryError, ValueError) as exc:
@@ -231,14 +245,14 @@ class Analyzer:
 
     def _chunk_result(self, chunk, part, occurrence, env, summary_version, locale, kept,
                       earlier) -> ChunkResult:
+        # For a definition, `env` holds the module's models and optimizers its
+        # functions may use; for module code, the facts flowing in.
         is_definition = part.is_definition
-        env_key = None if is_definition else _env_key(env)
-        key = (chunk.text, occurrence, env_key, locale)
+        key = (chunk.text, occurrence, is_definition, _env_key(env), locale)
         for cached in (kept.get(key), self._results.get(key), self._older_results.get(key)):
             # Same parsed module too: results hold its nodes (`seen`, loop ids in facts),
             # which a re-parse after the parse cache dropped the text would not match.
-            if cached is None or cached.part is not part \
-                    or not (is_definition or _same_env(cached.env_in, env)):
+            if cached is None or cached.part is not part or not _same_env(cached.env_in, env):
                 continue
             if cached.summary_version != summary_version and not self._same_answers(cached.reads):
                 continue
@@ -250,7 +264,8 @@ class Analyzer:
         summary = _RecordingSummary(self._summary)
         # Ids depend on the chunk's text and occurrence only, never on its index, so a
         # result reused after chunks above it moved equals one computed afresh.
-        interpreter = Interpreter(summary, id_prefix=(hash(chunk.text), occurrence))
+        interpreter = Interpreter(summary, id_prefix=(hash(chunk.text), occurrence),
+                                  function_globals=env.names if is_definition else None)
         try:
             env_out = interpreter.run_module(part.module, env.copy() if not is_definition else Env())
             if is_definition:
@@ -389,6 +404,10 @@ class _RecordingSummary:
     def module_class(self, name):
         return self._note(("module_class", (name,)))
 
+    @property
+    def mentions_backward(self):
+        return self._note(("mentions_backward", None))
+
     def __getattr__(self, member):
         # Anything this class does not know: depend on the whole summary.
         self._note(("", None))
@@ -416,6 +435,42 @@ class _LineIndex:
 
     def line(self, number: int) -> str:
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
+
+
+class _ModuleObjects:
+    """The models and optimizers module code binds to names, for the functions that
+    use them as globals. A name bound to two different objects (or to anything
+    else) is left out: which one a function sees depends on when it is called."""
+
+    _MIXED = object()
+
+    def __init__(self):
+        self._by_name: dict = {}
+
+    def note(self, env: Env) -> None:
+        for name, value in env.names.items():
+            known = self._by_name.get(name)
+            if known is self._MIXED:
+                continue
+            if isinstance(value, (ModuleValue, OptimizerValue)):
+                if known is None or _identity(known) == _identity(value):
+                    self._by_name[name] = value
+                    continue
+            if known is not None or isinstance(value, (ModuleValue, OptimizerValue)):
+                self._by_name[name] = self._MIXED
+
+    def consistent(self) -> dict:
+        out = {}
+        for name, value in self._by_name.items():
+            if value is self._MIXED:
+                continue
+            # Whether a function runs in train or eval mode is the caller's business.
+            out[name] = replace(value, training=None) if isinstance(value, ModuleValue) else value
+        return out
+
+
+def _identity(value):
+    return value.mid if isinstance(value, ModuleValue) else value.oid
 
 
 def _forget_all(env: Env) -> Env:
@@ -493,6 +548,15 @@ def _edit(edit: Edit, positions, text: str) -> TextEdit:
     if edit.kind == "line_before":
         indent = _indent_of(lines[start.line - 1])
         return TextEdit(start.line, 0, start.line, 0, f"{indent}{edit.text}{newline}")
+    if edit.kind == "line_after":
+        indent = _indent_of(lines[start.line - 1])
+        return TextEdit(end.line, len(lines[end.line - 1]), end.line, len(lines[end.line - 1]),
+                        f"{newline}{indent}{edit.text}")
+    if edit.kind == "delete_line":
+        # the statement's whole lines, line break included
+        if end.line < len(lines):
+            return TextEdit(start.line, 0, end.line + 1, 0, "")
+        return TextEdit(start.line, 0, end.line, len(lines[end.line - 1]), "")
     if edit.kind == "wrap":
         first = lines[start.line - 1]
         indent = _indent_of(first)

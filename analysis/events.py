@@ -68,6 +68,8 @@ class CallEvent:
     leaf_names: tuple = ()
     # Graph nodes whose saved tensor an in-place op changed since -> that op.
     clobbered: dict = field(default_factory=dict)
+    # For `name(...)`: what `name` was bound to (a module being called).
+    callee: object = None
 
     def arg_node(self, keyword: str | None = None, position: int | None = None) -> cst.Arg | None:
         pos = 0

@@ -68,8 +68,10 @@ _AUG_OPS = {
 
 
 class Interpreter:
-    def __init__(self, summary: ModuleSummary, id_prefix: object):
+    def __init__(self, summary: ModuleSummary, id_prefix: object, function_globals: dict | None = None):
         self.summary = summary
+        # Module-level names a function body may read (models, optimizers).
+        self.function_globals = dict(function_globals or {})
         self.trace = Trace()
         self._ids = count(1)
         self._prefix = id_prefix
@@ -97,7 +99,7 @@ class Interpreter:
     def run_function(self, node: cst.FunctionDef, outer_names: Names, ctx: Context) -> None:
         saved_names = self._names
         self._names = outer_names.child()
-        env = Env()
+        env = Env(dict(self.function_globals))
         params = node.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             env.names[param.name.value] = UNKNOWN
@@ -530,7 +532,8 @@ class Interpreter:
         if isinstance(result, TensorFacts) and result.origin is None and result is not receiver:
             result = replace(result, origin=node)
         event = CallEvent(node, ctx, qualname, method, receiver, tuple(args), kwargs, result, used,
-                          env.freed, summary, clobbered=env.clobbered)
+                          env.freed, summary, clobbered=env.clobbered,
+                          callee=env.names.get(func.value) if isinstance(func, cst.Name) else None)
         if method == "backward" and isinstance(receiver, TensorFacts):
             event.leaf_names = tuple(sorted(
                 key for key, value in env.names.items()

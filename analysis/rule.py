@@ -67,7 +67,8 @@ class Edit:
 
     kind: "replace" (node's text -> text), "insert_after" (text after node),
     "insert_before" (text before node), "line_before" (a new line with the
-    node's indentation before the statement `node`), "wrap" (the statement
+    node's indentation before the statement `node`), "line_after" (likewise after
+    it), "delete_line" (remove the statement `node`'s lines), "wrap" (the statement
     `node` moved into a block opened by `text`, e.g. "with torch.no_grad():"),
     "delete_arg" (remove the call argument `node` and its comma).
     """

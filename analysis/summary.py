@@ -32,6 +32,8 @@ class ChunkSummary:
     # Top-level classes: (name, dotted base names, whether its body makes layers with
     # parameters or nn.Parameter).
     classes: tuple = ()
+    # The text mentions `.backward(` somewhere (comments too: erring towards quiet).
+    mentions_backward: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class ModuleSummary:
     changes_default_dtype: bool = False
     # nn.Module subclasses defined here: (name, makes parameters visibly).
     module_classes: tuple = ()
+    # Some chunk mentions `.backward(`.
+    mentions_backward: bool = False
 
     @staticmethod
     def merge(parts: list[ChunkSummary]) -> "ModuleSummary":
@@ -61,7 +65,8 @@ class ModuleSummary:
             aliases.pop(name, None)
         modules = _module_classes(classes, aliases)
         return ModuleSummary(tuple(sorted(aliases.items())), tuple(sorted(functions.items())), changes,
-                             tuple(sorted(modules.items())))
+                             tuple(sorted(modules.items())),
+                             any(part.mentions_backward for part in parts))
 
     def module_class(self, name: str) -> bool | None:
         """For an nn.Module subclass defined here: whether it visibly makes
@@ -141,16 +146,16 @@ def _makes_params(node: ast.ClassDef) -> bool:
     return False
 
 
-def summarize_chunk(tree: ast.Module | None) -> ChunkSummary:
+def summarize_chunk(tree: ast.Module | None, text: str = "") -> ChunkSummary:
     """The chunk's summary, read from its `ast` (which parses the same text about
     ten times faster than a libcst visitor walks it). None, when `ast` refused a
     syntax newer than this Python's, gives an empty summary."""
     if tree is None:
-        return ChunkSummary()
-    return _summarize_ast(tree)
+        return ChunkSummary(mentions_backward=".backward(" in text)
+    return _summarize_ast(tree, ".backward(" in text)
 
 
-def _summarize_ast(tree: ast.Module) -> ChunkSummary:
+def _summarize_ast(tree: ast.Module, mentions_backward: bool = False) -> ChunkSummary:
     aliases: dict[str, str] = {}
     functions: list[FunctionSummary] = []
     defined: list[str] = []
@@ -187,7 +192,7 @@ def _summarize_ast(tree: ast.Module) -> ChunkSummary:
 
     visit_block(tree.body)
     return ChunkSummary(tuple(aliases.items()), tuple(functions), changes, tuple(defined),
-                        tuple(classes))
+                        tuple(classes), mentions_backward)
 
 
 def _ast_imports(stmt) -> dict[str, str]:

@@ -1,0 +1,188 @@
+"""AG202 zero-grad-order: `zero_grad()` between `backward()` and `step()`, or
+`step()` right after `zero_grad()` and before the iteration's backward."""
+from __future__ import annotations
+
+from analysis.events import CallEvent
+from analysis.facts import ModuleValue, OptimizerValue
+from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from analysis.rulekit import BACKWARD_KEYWORDS, code_of
+
+
+class ZeroGradOrder(Rule):
+    code = "AG202"
+    name = "zero-grad-order"
+    severity = "warning"
+    summary = {
+        "en": "zero_grad() between backward() and step(): the step sees no gradients",
+        "zh": "zero_grad() 位于 backward() 与 step() 之间：step 看不到梯度",
+    }
+    explanation = {
+        "en": (
+            "`optimizer.step()` updates the parameters from their `.grad`. Calling "
+            "`optimizer.zero_grad()` after `loss.backward()` and before `step()` throws the fresh "
+            "gradients away (since torch 2.0 it sets them to None, and the step skips those "
+            "parameters): the model never learns, silently. Likewise a `step()` placed after "
+            "`zero_grad()` but before the iteration's `backward()` steps on cleared gradients. "
+            "The order is: `zero_grad()`, forward, `backward()`, `step()` (or `zero_grad()` last)."
+        ),
+        "zh": (
+            "`optimizer.step()` 依据参数的 `.grad` 更新参数。在 `loss.backward()` 之后、`step()` 之前调用 "
+            "`optimizer.zero_grad()` 会丢掉刚算出的梯度（torch 2.0 起设为 None，step 会跳过这些参数）："
+            "模型悄无声息地学不到东西。同样，放在 `zero_grad()` 之后、本次迭代 `backward()` 之前的 `step()` "
+            "用的是已清空的梯度。正确顺序是：`zero_grad()`、前向、`backward()`、`step()`（或把 `zero_grad()` 放最后）。"
+        ),
+    }
+    messages = {
+        "en": {"between": "`{zero}` runs after backward() and before `{step}`: the step sees "
+                          "cleared gradients and the parameters do not move",
+               "early": "`{step}` runs after `{zero}` and before this iteration's backward(): "
+                        "it steps on cleared gradients",
+               "fix_between": "Move {zero} before the backward",
+               "fix_early": "Move {step} after the backward"},
+        "zh": {"between": "`{zero}` 在 backward() 之后、`{step}` 之前执行：step 看到的是已清空的梯度，参数不会更新",
+               "early": "`{step}` 在 `{zero}` 之后、本次迭代的 backward() 之前执行：它用的是已清空的梯度",
+               "fix_between": "把 {zero} 移到 backward 之前",
+               "fix_early": "把 {step} 移到 backward 之后"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(2, 1)\n"
+            "before = model.weight.detach().clone()\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "x, y = torch.randn(10, 2), torch.randn(10, 1)\n"
+            "for epoch in range(3):\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    optimizer.zero_grad()\n"
+            "    optimizer.step()\n",
+            Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=11),
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "net = nn.Linear(3, 1)\n"
+            "start = net.weight.detach().clone()\n"
+            "opt = torch.optim.Adam(net.parameters(), lr=0.01)\n"
+            "def train_step(xb, yb):\n"
+            "    opt.zero_grad()\n"
+            "    opt.step()\n"
+            "    loss = nn.functional.mse_loss(net(xb), yb)\n"
+            "    loss.backward()\n"
+            "train_step(torch.randn(4, 3), torch.randn(4, 1))\n",
+            Silent("torch.equal(start, net.weight.detach())", "the step had no gradients"), line=8),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(2, 1)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "x, y = torch.randn(10, 2), torch.randn(10, 1)\n"
+            "for epoch in range(3):\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+            "for epoch in range(3):\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "G, D = nn.Linear(2, 4), nn.Linear(4, 1)\n"
+            "opt_g = torch.optim.Adam(G.parameters())\n"
+            "opt_d = torch.optim.Adam(D.parameters())\n"
+            "for step in range(2):\n"
+            "    fake = G(torch.randn(8, 2))\n"
+            "    opt_d.zero_grad()\n"
+            "    loss_d = D(fake.detach()).mean() - D(torch.randn(8, 4)).mean()\n"
+            "    loss_d.backward()\n"
+            "    opt_d.step()\n"
+            "    opt_g.zero_grad()\n"
+            "    loss_g = -D(fake).mean()\n"
+            "    loss_g.backward()\n"
+            "    opt_g.step()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(2, 1)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for i in range(4):\n"
+            "    loss = model(torch.randn(3, 2)).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    if i % 2 == 1:\n"
+            "        optimizer.step()\n"
+            "        optimizer.zero_grad()\n"),
+    )
+
+    def check(self, trace, locale):
+        calls = [e for e in trace.of(CallEvent) if e.ctx.loop_pass == 0]
+        # One straight-line sequence per loop body (or function body without loop).
+        groups: dict = {}
+        for event in calls:
+            groups.setdefault((id(event.ctx.function), event.ctx.loop), []).append(event)
+        for (_, loop), events in groups.items():
+            steady = [e for e in events if _unconditional(e, loop)]
+            yield from self._check_sequence(steady, locale)
+
+    def _check_sequence(self, events, locale):
+        for i, zero in enumerate(events):
+            if zero.method != "zero_grad" or zero.args:
+                continue
+            for j in range(i + 1, len(events)):
+                step = events[j]
+                if _is_backward(step):
+                    break
+                if step.method != "step" or not _same_parameters(zero, step):
+                    continue
+                before = [e for e in events[:i] if _is_backward(e)]
+                after = [e for e in events[j + 1:] if _is_backward(e)]
+                names = dict(zero=code_of(zero.node), step=code_of(step.node))
+                if before:
+                    fix = FixSpec(self.text("fix_between", locale, **names),
+                                  (Edit("delete_line", zero.ctx.stmt),
+                                   Edit("line_before", before[-1].ctx.stmt, names["zero"])), safe=False)
+                    yield Report(zero.node, self.text("between", locale, **names),
+                                 (fix,) if _own_line(zero) and before[-1].ctx.stmt is not None else ())
+                elif after:
+                    fix = FixSpec(self.text("fix_early", locale, **names),
+                                  (Edit("delete_line", step.ctx.stmt),
+                                   Edit("line_after", after[0].ctx.stmt, names["step"])), safe=False)
+                    yield Report(step.node, self.text("early", locale, **names),
+                                 (fix,) if _own_line(step) and after[0].ctx.stmt is not None else ())
+                break
+
+
+def _unconditional(event: CallEvent, loop) -> bool:
+    if loop is not None:
+        return event.ctx.always_runs_in(loop)
+    import libcst as cst
+    return not any(isinstance(b, (cst.If, cst.Try, cst.For, cst.While)) for b in event.ctx.blocks)
+
+
+def _is_backward(event: CallEvent) -> bool:
+    return event.method == "backward" and set(event.kwargs) <= BACKWARD_KEYWORDS
+
+
+def _same_parameters(zero: CallEvent, step: CallEvent) -> bool:
+    optimizer = step.receiver
+    if not isinstance(optimizer, OptimizerValue):
+        return False
+    cleared = zero.receiver
+    if isinstance(cleared, OptimizerValue):
+        return cleared.oid == optimizer.oid
+    if isinstance(cleared, ModuleValue):
+        return not optimizer.opaque and cleared.mid in optimizer.modules and len(optimizer.modules) == 1
+    return False
+
+
+def _own_line(event: CallEvent) -> bool:
+    import libcst as cst
+    stmt = event.ctx.stmt
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+        and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is event.node
