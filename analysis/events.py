@@ -136,6 +136,8 @@ class Trace:
     events: list = field(default_factory=list)
     # The local name bound to `torch` (for code that fixes insert), if any.
     torch_name: str | None = None
+    # Some chunk of the module mentions `.backward(`.
+    mentions_backward: bool = False
 
     def of(self, kind: type) -> list:
         return [e for e in self.events if isinstance(e, kind)]

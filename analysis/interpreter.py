@@ -94,6 +94,7 @@ class Interpreter:
         self._names = names
         self.trace.torch_name = next((local for local, qual in names.aliases.items()
                                       if qual == "torch"), None)
+        self.trace.mentions_backward = self.summary.mentions_backward
         return self.run_block(module.body, env, ctx)
 
     def run_function(self, node: cst.FunctionDef, outer_names: Names, ctx: Context) -> None:

@@ -1,0 +1,135 @@
+"""AG303 eval-without-no-grad: evaluating a model in eval mode with grad mode on."""
+from __future__ import annotations
+
+import libcst as cst
+
+from analysis.events import CallEvent
+from analysis.facts import ModuleValue
+from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "AG303"
+    name = "eval-without-no-grad"
+    severity = "info"
+    summary = {
+        "en": "evaluation forward pass (model.eval(), no backward) without torch.no_grad()",
+        "zh": "评估时的前向计算（model.eval()，没有 backward）未放在 torch.no_grad() 中",
+    }
+    explanation = {
+        "en": (
+            "`model.eval()` switches layers such as dropout and batch norm to evaluation "
+            "behaviour; it does not turn off autograd. A forward pass after it still records a "
+            "graph and keeps every activation it needs for a backward that never comes: memory "
+            "and time spent for nothing. Run evaluation under `with torch.no_grad():` (or "
+            "`torch.inference_mode()`)."
+        ),
+        "zh": (
+            "`model.eval()` 只把 dropout、batch norm 等层切换到评估行为，并不会关闭自动求导。"
+            "之后的前向计算仍会记录计算图，并保存反向传播所需的全部激活，而 backward 永远不会到来："
+            "白白浪费显存和时间。请在 `with torch.no_grad():`（或 `torch.inference_mode()`）中做评估。"
+        ),
+    }
+    messages = {
+        "en": {"message": "`{model}` is in eval mode and nothing here calls backward, but grad mode "
+                          "is on: this forward pass records a graph for nothing",
+               "fix": "Wrap in `with {torch}.no_grad():`"},
+        "zh": {"message": "`{model}` 处于 eval 模式且此处没有 backward，但梯度是开启的："
+                          "这次前向计算白白记录了计算图",
+               "fix": "包进 `with {torch}.no_grad():`"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
+            "test_x = torch.randn(10, 4)\n"
+            "test_y = torch.randint(0, 3, (10,))\n"
+            "model.eval()\n"
+            "test_out = model(test_x)\n"
+            "accuracy = (test_out.argmax(dim=1) == test_y).float().mean()\n",
+            Silent("test_out.requires_grad and test_out.grad_fn is not None",
+                   "the test forward pass records a graph that is never used"), line=7),
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "net = nn.Linear(5, 2)\n"
+            "def evaluate(batches):\n"
+            "    net.eval()\n"
+            "    correct = 0\n"
+            "    for xb, yb in batches:\n"
+            "        pred = net(xb).argmax(dim=1)\n"
+            "        correct += (pred == yb).sum().item()\n"
+            "    return correct\n"
+            "probe = net(torch.randn(3, 5))\n"
+            "evaluate([(torch.randn(3, 5), torch.tensor([0, 1, 1]))])\n",
+            Silent("probe.grad_fn is not None", "each evaluation batch records a graph"), line=8),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))\n"
+            "test_x = torch.randn(10, 4)\n"
+            "model.eval()\n"
+            "with torch.no_grad():\n"
+            "    test_out = model(test_x)\n"
+            "accuracy = test_out.argmax(dim=1)\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(4, 3)\n"
+            "img = torch.randn(1, 4, requires_grad=True)\n"
+            "model.eval()\n"
+            "score = model(img)[0, 1]\n"
+            "score.backward()\n"
+            "saliency = img.grad.abs()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Env:\n"
+            "    def eval(self):\n"
+            "        return self\n"
+            "env = Env()\n"
+            "env.eval()\n"
+            "policy = nn.Linear(4, 2)\n"
+            "policy.eval()\n"
+            "@torch.no_grad()\n"
+            "def act(obs):\n"
+            "    return policy(obs).argmax()\n"
+            "act(torch.randn(4))\n"),
+    )
+
+    def check(self, trace, locale):
+        calls = trace.of(CallEvent)
+        torch = trace.torch_name or "torch"
+        for event in calls:
+            model = event.callee
+            if not (isinstance(model, ModuleValue) and model.training is False and model.has_params
+                    and event.ctx.no_grad is False and event.ctx.loop_pass == 0):
+                continue
+            if self._backward_nearby(trace, event) or _returned(event):
+                continue
+            name = event.node.func.value if isinstance(event.node.func, cst.Name) else "model"
+            fixes = ()
+            stmt = event.ctx.stmt
+            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+                fixes = (FixSpec(self.text("fix", locale, torch=torch),
+                                 (Edit("wrap", stmt, f"with {torch}.no_grad():"),)),)
+            yield Report(event.node, self.text("message", locale, model=name), fixes)
+
+    @staticmethod
+    def _backward_nearby(trace, event: CallEvent) -> bool:
+        """Any backward in the same function; at module level, anywhere in the file
+        (later chunks are not visible here, so the whole text decides)."""
+        if event.ctx.function is None and trace.mentions_backward:
+            return True
+        return any(e.method == "backward" and e.ctx.function is event.ctx.function
+                   for e in trace.of(CallEvent))
+
+
+def _returned(event: CallEvent) -> bool:
+    stmt = event.ctx.stmt
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.Return) for s in stmt.body)

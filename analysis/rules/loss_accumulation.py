@@ -1,0 +1,124 @@
+"""AG302 loss-accumulation: summing losses that still hold their graph across iterations."""
+from __future__ import annotations
+
+import libcst as cst
+
+from analysis.events import AccumulateEvent, CallEvent
+from analysis.facts import NumberValue, TensorFacts
+from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from analysis.rulekit import code_of, is_tensor_backward
+
+
+class LossAccumulation(Rule):
+    code = "AG302"
+    name = "loss-accumulation"
+    severity = "info"
+    summary = {
+        "en": "total += loss keeps every iteration's graph alive; add loss.item()",
+        "zh": "total += loss 会让每次迭代的计算图都保持存活；请累加 loss.item()",
+    }
+    explanation = {
+        "en": (
+            "A loss that was just backwarded is still a tensor with a `grad_fn`. Adding it to a "
+            "running total (`total += loss`) makes the total a tensor whose history reaches every "
+            "iteration's graph, so none of them can be freed: memory grows with every step, and "
+            "printing the total later is slow. For logging, add the number: `total += "
+            "loss.item()` (or `loss.detach()`)."
+        ),
+        "zh": (
+            "刚做完 backward 的损失仍是带 `grad_fn` 的张量。把它加到累计值上（`total += loss`）会使累计值成为"
+            "历史连着每次迭代计算图的张量，这些图都无法释放：显存随每一步增长，之后打印累计值也很慢。"
+            "用于记录时请累加数值：`total += loss.item()`（或 `loss.detach()`）。"
+        ),
+    }
+    messages = {
+        "en": {"message": "`{total}` accumulates `{loss}`, a tensor with a graph: every iteration's "
+                          "graph stays alive; add `{loss}.item()` instead",
+               "fix": "Accumulate the number: {loss}.item()"},
+        "zh": {"message": "`{total}` 累加的 `{loss}` 是带计算图的张量：每次迭代的图都会保持存活；"
+                          "请改为累加 `{loss}.item()`",
+               "fix": "累加数值：{loss}.item()"},
+    }
+
+    bad = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "criterion = nn.MSELoss()\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "total_loss = 0\n"
+            "for i in range(5):\n"
+            "    x, y = torch.randn(4, 3), torch.randn(4, 1)\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    total_loss += loss\n"
+            "print('mean loss', total_loss / 5)\n",
+            Silent("isinstance(total_loss, torch.Tensor) and total_loss.grad_fn is not None",
+                   "total_loss holds the graphs of all five iterations"), line=13),
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "running = 0.0\n"
+            "for step in range(4):\n"
+            "    loss = (w ** 2).sum()\n"
+            "    loss.backward()\n"
+            "    running = running + loss\n",
+            Silent("running.grad_fn is not None", "the sum keeps each loss's graph"), line=7),
+    )
+    good = (
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "criterion = nn.MSELoss()\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "total_loss = 0.0\n"
+            "for i in range(5):\n"
+            "    x, y = torch.randn(4, 3), torch.randn(4, 1)\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    total_loss += loss.item()\n"
+            "print('mean loss', total_loss / 5)\n"),
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "total = 0\n"
+            "for k in range(3):\n"
+            "    total += (w * k).sum()\n"
+            "total.backward()\n"),
+    )
+
+    def check(self, trace, locale):
+        for event in trace.of(AccumulateEvent):
+            loop, operand = event.ctx.loop, event.operand
+            if loop is None or event.ctx.loop_pass != 0 or not isinstance(operand, TensorFacts) \
+                    or operand.requires_grad is not True or not isinstance(event.before, NumberValue):
+                continue
+            # Only a loss the iteration already backwarded: a sum built to be
+            # backwarded after the loop keeps its graphs on purpose.
+            if not any(isinstance(e, CallEvent) and is_tensor_backward(e) and loop in e.ctx.loops
+                       and e.receiver.tid == operand.tid for e in trace.events):
+                continue
+            operand_node = _operand_node(event.node)
+            if operand_node is None:
+                continue
+            loss = code_of(operand_node)
+            fixes = ()
+            if operand.is_scalar():
+                fixes = (FixSpec(self.text("fix", locale, loss=loss),
+                                 (Edit("insert_after", operand_node, ".item()"),)),)
+            yield Report(event.node, self.text("message", locale, total=code_of(event.target_node),
+                                               loss=loss), fixes)
+
+
+def _operand_node(node):
+    if isinstance(node, cst.AugAssign):
+        return node.value
+    if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
+        return node.value.right
+    return None
