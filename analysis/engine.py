@@ -80,7 +80,7 @@ class Analyzer:
     def __init__(self, rules: tuple[Rule, ...] | None = None):
         self.rules = rules if rules is not None else all_rules()
         self._splitter = ChunkSplitter()
-        self._parsed: dict[str, ParsedChunk] = {}
+        self._parsed: dict[tuple, ParsedChunk] = {}
         self._results: dict[tuple, ChunkResult] = {}
         self._older_results: dict[tuple, ChunkResult] = {}
         self._summary_parts: tuple | None = None
@@ -143,7 +143,7 @@ class Analyzer:
         self._results = kept_results
         live = {c.text for c in chunks}
         if len(self._parsed) > 2 * len(live) + 64:
-            self._parsed = {t: p for t, p in self._parsed.items() if t in live}
+            self._parsed = {k: p for k, p in self._parsed.items() if k[0] in live}
 
         out = self._final(findings, source, settings)
         self.last = Analysis(out, view)
@@ -156,9 +156,19 @@ class Analyzer:
         parsed: list[ParsedChunk] = []
         pending = self._splitter.split(source)
         pending.reverse()
+        # Identical texts get parses of their own: findings and fixes name nodes, and
+        # the second `y.backward()` must not be mistaken for the first.
+        occurrences: dict[str, int] = {}
         while pending:
             chunk = pending.pop()
-            part = self._parse(chunk)
+            occurrence = occurrences.get(chunk.text, 0)
+            part = self._parse(chunk, occurrence)
+            if part.module is None and chunk.recovery_lines:
+                pieces = cut_at_recovery_lines(chunk)
+                pieces.reverse()
+                pending.extend(pieces)
+                continue
+            occurrences[chunk.text] = occurrence + 1
             if part.module is None and chunk.recovery_lines:
                 pieces = cut_at_recovery_lines(chunk)
                 pieces.reverse()
@@ -220,8 +230,9 @@ class Analyzer:
 
     # -- steps ---------------------------------------------------------------------
 
-    def _parse(self, chunk: Chunk) -> ParsedChunk:
-        cached = self._parsed.get(chunk.text)
+    def _parse(self, chunk: Chunk, occurrence: int = 0) -> ParsedChunk:
+        key = (chunk.text, occurrence)
+        cached = self._parsed.get(key)
         if cached is not None:
             return cached
         tree, refusal = _python_parse(chunk.text)
@@ -231,7 +242,7 @@ class Analyzer:
             # left unread (a syntax error when Python itself refuses it).
             error, line, column = refusal
             part = ParsedChunk(chunk.text, None, error, line, column)
-            self._parsed[chunk.text] = part
+            self._parsed[key] = part
             return part
         try:
             module = cst.parse_module(chunk.text)
@@ -240,7 +251,7 @@ class Analyzer:
             part = ParsedChunk(chunk.text, None, _first_line(exc.message), exc.raw_line, exc.raw_column)
         except (RecursionError, MemoryError, ValueError) as exc:
             part = ParsedChunk(chunk.text, None, f"cannot parse: {type(exc).__name__}")
-        self._parsed[chunk.text] = part
+        self._parsed[key] = part
         return part
 
     def _chunk_result(self, chunk, part, occurrence, env, summary_version, locale, kept,

@@ -69,7 +69,7 @@ class TensorFacts:
     corrupted_by: frozenset = frozenset()
     retains_grad: bool = False
     # The call that made it (for fixes that rewrite the creation).
-    origin: object = None
+    origin: object = field(default=None, repr=False)
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""

@@ -350,6 +350,7 @@ class Interpreter:
     def bind(self, target, value: Value, env: Env) -> None:
         if isinstance(target, cst.Name):
             env.names[target.value] = value
+            self.seen[target] = value       # hovers on the name where it is defined
             self._names.shadow(target.value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             items = value.items if isinstance(value, SequenceValue) else None

@@ -96,8 +96,10 @@ def facts_markdown(name: str, value, locale: str) -> str | None:
             + (f" · {t('grad_fn')}: `{value.grad_fn}`" if value.grad_fn else ""),
             f"{t('dtype')}: {value.dtype or t('unknown')} · {t('shape')}: {_shape(value.shape, locale)}",
         ]
-        if value.grad in ("none", "set"):
-            rows.append(f"{t('grad')}: {t('grad_' + value.grad)}")
+        if value.grad in ("none", "set", "graph"):
+            rows.append(f"{t('grad')}: {t('grad_none' if value.grad == 'none' else 'grad_set')}")
+        if value.graph_freed:
+            rows.append(f"{t('graph_freed')}: {t('graph_freed_yes')}")
         if value.no_grad_reason:
             reason = TEXT_KEYS_OF_REASON.get(value.no_grad_reason)
             rows.append(f"{t('no_grad_reason')}: {t(reason) if reason else value.no_grad_reason}")

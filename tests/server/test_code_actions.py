@@ -99,21 +99,10 @@ async def test_resolve_of_an_outdated_action_gives_no_edit():
         assert (await client.code_action_resolve_async(action)).edit is None
 
 
-# Core bugs this test found, reported to the core's owner; strict, so that the
-# marker must go once the core is fixed.
-KNOWN_CORE_PROBLEMS = {
-    ("double-backward", 0): "the AG102 fix 'retain_graph=True on the earlier backward' edits "
-                            "the later backward, so the graph is still freed twice",
-}
-
-
 def bad_example_params():
     for rule in all_rules():
         for number, example in enumerate(rule.bad):
-            marks = ()
-            if (rule.name, number) in KNOWN_CORE_PROBLEMS:
-                marks = pytest.mark.xfail(reason=KNOWN_CORE_PROBLEMS[rule.name, number], strict=True)
-            yield pytest.param(rule, number, example, id=f"{rule.name}-{number}", marks=marks)
+            yield pytest.param(rule, number, example, id=f"{rule.name}-{number}")
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

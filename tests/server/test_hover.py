@@ -110,6 +110,19 @@ async def test_tensor_facts():
         assert "set by a backward" in value
         value = await hover_at(client, position_of(27, "z"))
         assert "leaf: no" in value and "MulBackward0" in value
+        # where a name is defined, too
+        value = await hover_at(client, position_of(3, "x"))
+        assert "requires grad: yes" in value and "still None" in value
+
+
+async def test_a_freed_graph_is_shown():
+    source = "import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny\n"
+    async with session("vscode") as client:
+        open_document(client, URI, source)
+        freed = await hover_at(client, types.Position(line=4, character=0))
+        assert "freed by an earlier `backward()`" in freed
+        before = await hover_at(client, types.Position(line=3, character=0))
+        assert "freed" not in before
 
 
 async def test_tensor_facts_in_chinese():
