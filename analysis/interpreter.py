@@ -289,7 +289,10 @@ class Interpreter:
         target = self.eval(small.target, env, ctx)
         operand = self.eval(small.value, env, ctx)
         op = _AUG_OPS.get(type(small.operator), "op=")
-        if isinstance(target, TensorFacts):
+        if isinstance(target, TensorFacts) and op == "@=":
+            # `a @= b` is not in place: it rebinds `a` to a new product.
+            self.assign(small.target, self.binary("matmul", target, operand, ctx), small, env, ctx)
+        elif isinstance(target, TensorFacts):
             self._inplace(small, ctx, target, small.target, op, env)
             if op == "+=" and isinstance(operand, TensorFacts):
                 self.trace.events.append(AccumulateEvent(small, ctx, small.target, target, operand))
@@ -616,7 +619,7 @@ class Interpreter:
                 for key, value in list(env.names.items()):
                     if isinstance(value, TensorFacts) and value.tid in receiver.tensors:
                         env.names[key] = replace(value, grad="none")
-        elif method is not None and method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE \
+        elif method is not None and method in api.INPLACE_METHODS \
                 and isinstance(receiver, TensorFacts):
             self._inplace(event.node, event.ctx, receiver, event.node.func.value, method, env)
         elif method == "requires_grad_" and isinstance(receiver, TensorFacts) \
@@ -660,6 +663,11 @@ class Interpreter:
 
     def torch_call(self, node, qualname, args, kwargs, env, ctx) -> Value:
         name = qualname.rsplit(".", 1)[-1]
+        if qualname == "torch.normal" and any(isinstance(a, TensorFacts) for a in args):
+            # normal(mean_tensor, std) is an op, differentiable in `mean`
+            tensors = [a for a in args if isinstance(a, TensorFacts)]
+            return self.derived("normal", list(args), ctx, shape=tensors[0].shape,
+                                dtype=tensors[0].dtype)
         if qualname in api.FACTORIES or qualname in api.DATA_FACTORIES or qualname in api.LIKE_FACTORIES:
             return self.factory(node, qualname, args, kwargs, ctx)
         if qualname == "torch.nn.Parameter" or qualname == "torch.nn.parameter.Parameter":
@@ -688,8 +696,7 @@ class Interpreter:
         if qualname.startswith("torch.optim.") and name in api.OPTIMIZERS:
             return self.optimizer(args, kwargs, env)
         if qualname.startswith("torch.nn.functional.") and name in api.FUNCTIONAL_LOSSES:
-            reduction = _kwarg_str(node, "reduction")
-            scalar = reduction is None and not _has_kwarg(node, "reduction") or reduction in ("mean", "sum", "batchmean")
+            scalar = _reduces(node, api.FUNCTIONAL_LOSS_REDUCTION.get(name))
             tensors = [v for v in args if isinstance(v, TensorFacts)]
             return self.derived(name, list(args), ctx, shape=() if scalar else None,
                                 dtype=_float_of(tensors), saves=True)
@@ -697,9 +704,7 @@ class Interpreter:
         if parent in ("torch", "torch.nn.functional", "torch.special") and args:
             first = args[0]
             if name in api.REDUCTIONS and isinstance(first, TensorFacts):
-                has_dim = len(args) > 1 or "dim" in kwargs
-                return self.derived(name, [first], ctx, shape=None if has_dim else (),
-                                    dtype=first.dtype)
+                return self.reduction(name, first, args[1:], kwargs, ctx)
             if name in api.UNARY_OPS and isinstance(first, TensorFacts):
                 if name in ("mul", "div", "add", "sub", "pow") and len(args) > 1:
                     return self.binary(name, first, args[1], ctx)
@@ -727,6 +732,9 @@ class Interpreter:
                 dtype = None
         elif qualname in api.DATA_FACTORIES:
             data = args[0] if args else UNKNOWN
+            if isinstance(data, TensorFacts) and qualname not in api.DATA_FACTORIES_CUTTING_GRAPH:
+                # torch.as_tensor(t) / asarray(t) return `t` itself (converted when asked)
+                return self.converted(t=data, dtype=dtype, device=None, op="to", ctx=ctx)
             shape, data_dtype = _literal_shape_dtype(node.args[0].value if node.args else None)
             if data_dtype == "float32" and self.summary.changes_default_dtype:
                 data_dtype = None
@@ -765,8 +773,7 @@ class Interpreter:
             return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=False,
                                params_require_grad=None, saves=None, inplace=inplace)
         if name in api.NN_LOSSES:
-            reduction = _kwarg_str(node, "reduction")
-            reduces = not _has_kwarg(node, "reduction") or reduction in ("mean", "sum", "batchmean")
+            reduces = _reduces(node, api.NN_LOSS_REDUCTION.get(name))
             return ModuleValue(self.new_id(), f"torch.nn.{name}", has_params=False,
                                params_require_grad=None, saves=True, loss_reduces=reduces)
         if name == "Sequential":
@@ -853,15 +860,16 @@ class Interpreter:
         if method == "clone":
             return self.derived("clone", [t], ctx, shape=t.shape, dtype=t.dtype)
         if method in api.REDUCTIONS:
-            has_dim = bool(args) or "dim" in kwargs
-            return self.derived(method, [t], ctx, shape=None if has_dim else (), dtype=t.dtype)
+            return self.reduction(method, t, args, kwargs, ctx)
         if method in ("mul", "div", "add", "sub", "pow", "matmul", "mm", "mv") and args:
             return self.binary("matmul" if method in ("mm", "mv") else method, t, args[0], ctx)
         if method in api.UNARY_OPS:
             return self.derived(method, [t], ctx, shape=t.shape, dtype=t.dtype)
         if method in api.SHAPE_OPS:
             return self.derived(method, [t, *args], ctx, shape=None, dtype=t.dtype)
-        if method.endswith("_") and method not in api.NOT_INPLACE_UNDERSCORE:
+        if method in api.INPLACE_METHODS:
+            return t
+        if method == "contiguous":
             return t
         return UNKNOWN
 
@@ -898,6 +906,25 @@ class Interpreter:
                        leaves=frozenset({t.tid}) if flag else frozenset(),
                        grad=("none" if t.grad is None else t.grad) if flag else t.grad,
                        opaque=False if flag else t.opaque)
+
+    def reduction(self, op: str, t: TensorFacts, args, kwargs, ctx) -> Value:
+        """`t.sum()`, `t.max(1)`, `t.argmax()`...: a 0-dim tensor without a dim; with
+        one, an unknown shape (and a (values, indices) pair for max/min/median)."""
+        has_dim = bool(args) or "dim" in kwargs
+        int_dtype = api.REDUCTION_DTYPES.get(op)
+        if int_dtype is not None:
+            # argmax, count_nonzero, all...: integer or bool results, no gradient
+            return self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype=int_dtype,
+                                   shape=None if has_dim else (), reason="never", device=t.device)
+        key = f"{op}_dim" if has_dim else op
+        values = self.derived(key if key in api.NON_SAVING_OPS or api.saves_input(key) is not None
+                              else op, [t], ctx, shape=None if has_dim else (), dtype=t.dtype,
+                              grad_fn=api.grad_fn_name(key))
+        if has_dim and op in api.REDUCTIONS_DIM_RETURNS_PAIR:
+            indices = self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype="int64",
+                                      reason="never", device=t.device)
+            return SequenceValue((values, indices))
+        return values
 
     def converted(self, t: TensorFacts, dtype, device, op, ctx, understood: bool = True) -> Value:
         """`.double()`, `.to(...)`, `.cuda()`. `dtype`/`device`: the target, None for
@@ -957,8 +984,11 @@ class Interpreter:
             grad="none" if requires_grad and is_leaf else None,
             device=device, made_in_loop=self._loop_id(ctx))
 
-    def derived(self, op: str, inputs: list, ctx: Context, shape, dtype, saves=None) -> Value:
-        """The result of an op on `inputs` (tensors, numbers or unknowns)."""
+    def derived(self, op: str, inputs: list, ctx: Context, shape, dtype, saves=None,
+                grad_fn: str | None = None) -> Value:
+        """The result of an op on `inputs` (tensors, numbers or unknowns). `saves`:
+        whether the op keeps tensors for backward (None: look `op` up in the tables
+        measured from torch; an op they do not know is not claimed to save)."""
         tensors = [v for v in inputs if isinstance(v, TensorFacts)]
         unknown = [v for v in inputs if not isinstance(v, (TensorFacts, NumberValue))]
         if not tensors:
@@ -976,8 +1006,9 @@ class Interpreter:
             reasons = {t.no_grad_reason for t in tensors}
             reason = reasons.pop() if len(reasons) == 1 else "never"
             return self.new_tensor(ctx, False, True, dtype, shape, reason)
+        other_is_tensor = len(tensors) > 1 if len(inputs) > 1 else None
         if saves is None:
-            saves = op not in api.NON_SAVING_OPS
+            saves = _measured_saves(op, other_is_tensor)
         saved = frozenset().union(*(t.saved_nodes for t in tensors))
         node = None
         if saves and requires:
@@ -985,8 +1016,7 @@ class Interpreter:
             saved = saved | {node}
             # Which of the inputs this op keeps for its backward: changing one in
             # place afterwards breaks the backward through `node`.
-            other_is_tensor = len(tensors) > 1
-            if api.saves_input(op, other_is_tensor) and self._env is not None:
+            if api.saves_input(op, bool(other_is_tensor)) and self._env is not None:
                 for t in tensors:
                     self._env.update_tensor(t.tid, replace(t, saved_by=t.saved_by | {node}))
         opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
@@ -995,14 +1025,15 @@ class Interpreter:
             tid=tid, requires_grad=requires,
             is_leaf=False if requires else None,
             dtype=dtype, shape=shape,
-            grad_fn=api.grad_fn_name(op) if requires else None,
+            grad_fn=(grad_fn or api.grad_fn_name(op)) if requires else None,
             saved_nodes=saved,
             leaves=frozenset().union(*(t.leaves for t in tensors)),
             opaque=opaque, no_grad_reason=None, grad=None,
             device=_same([t.device for t in tensors]),
             made_in_loop=self._loop_id(ctx),
             graph_freed=any(t.graph_freed for t in tensors),
-            saved_by=frozenset({node}) if node is not None and api.saves_output(op) else frozenset(),
+            saved_by=frozenset({node}) if node is not None and api.saves_output(op, other_is_tensor)
+            else frozenset(),
             corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)))
 
     def binary(self, op: str, left: Value, right: Value, ctx: Context) -> Value:
@@ -1016,11 +1047,18 @@ class Interpreter:
         else:
             shape = _broadcast(_shape_of(left), _shape_of(right))
         dtype = _promote(left, right, op)
-        out = self.derived(op, [left, right], ctx, shape=shape, dtype=dtype)
-        if op == "matmul" and isinstance(out, TensorFacts) and out.requires_grad:
-            name = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0"}.get(
-                (len(_shape_of(left) or ()), len(_shape_of(right) or ())))
-            out = replace(out, grad_fn=name)
+        grad_fn = None
+        operand_shapes = [v.shape if isinstance(v, TensorFacts) else None for v in (left, right)]
+        # The name depends on the operands (MvBackward0, PowBackward1, RsubBackward1...),
+        # known only when every tensor operand's rank is.
+        if all(shape is not None or not isinstance(v, TensorFacts)
+               for shape, v in zip(operand_shapes, (left, right))):
+            grad_fn = api.grad_fn_name(op, arity_shapes=tuple(operand_shapes))
+        elif op == "matmul":
+            grad_fn = None
+        out = self.derived(op, [left, right], ctx, shape=shape, dtype=dtype, grad_fn=grad_fn)
+        if op == "matmul" and isinstance(out, TensorFacts) and grad_fn is None:
+            out = replace(out, grad_fn=None)
         return out
 
     def inplace_result(self, target: TensorFacts, operand: Value, ctx: Context) -> TensorFacts:
@@ -1122,6 +1160,33 @@ def _device_of(node, names: Names, default: str | None = None) -> str | None:
     if isinstance(node, cst.Integer):
         index = _literal_number(node.value)
         return "cuda" if index == 0 else f"cuda:{index}"
+    return None
+
+
+def _reduces(call: cst.Call, default: str | None) -> bool | None:
+    """Whether a loss call or class gives a 0-dim result: its `reduction`, or the
+    default torch gives it. None when the argument is not a literal."""
+    reduction = _kwarg_str(call, "reduction")
+    if reduction is None:
+        if _has_kwarg(call, "reduction"):
+            return None
+        reduction = default
+    if reduction is None:
+        return None
+    return reduction in ("mean", "sum", "batchmean")
+
+
+def _measured_saves(op: str, other_is_tensor: bool | None) -> bool | None:
+    """Whether `op` keeps tensors for its backward, from the tables measured with
+    torch (a binary op by its operand kind: `mul` by a number saves the number)."""
+    keys = [op]
+    if other_is_tensor is not None:
+        keys.insert(0, f"{op}_{'tensor' if other_is_tensor else 'scalar'}")
+    for key in keys:
+        if key in api.NON_SAVING_OPS:
+            return False
+        if api.saves_input(key) is not None:   # measured, and not in SAVES_NOTHING
+            return True
     return None
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from analysis import torch_api as api
 from analysis.events import InplaceEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
@@ -107,7 +108,7 @@ class InplaceLeaf(Rule):
         for event in trace.of(InplaceEvent):
             t = event.target
             if not (isinstance(t, TensorFacts) and t.is_leaf is True and t.requires_grad is True
-                    and event.ctx.no_grad is False):
+                    and event.ctx.no_grad is False) or event.op in api.INPLACE_ALLOWED_ON_LEAF:
                 continue
             runtime = RUNTIME_VIEW if event.op == "setitem" else RUNTIME
             op = event.op if event.op in ("setitem",) or event.op.endswith("=") else f".{event.op}()"

@@ -94,7 +94,7 @@ class IntRequiresGrad(Rule):
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
         for event in trace.of(CallEvent):
-            if event.qualname in api.FACTORIES or event.qualname in api.DATA_FACTORIES:
+            if event.qualname in api.ACCEPTS_REQUIRES_GRAD:
                 flag = event.arg_node("requires_grad")
                 result = event.result
                 if flag is not None and _is_true(flag.value) and isinstance(result, TensorFacts) \
