@@ -70,6 +70,10 @@ class TensorFacts:
     retains_grad: bool = False
     # The call that made it (for fixes that rewrite the creation).
     origin: object = field(default=None, repr=False)
+    # For drawing the backward graph: the tensors that require grad it was computed
+    # from, and the name a leaf was first bound to. Not part of the facts' identity.
+    parents: tuple = field(default=(), repr=False, compare=False)
+    label: str | None = field(default=None, repr=False, compare=False)
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""

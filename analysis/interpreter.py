@@ -352,6 +352,11 @@ class Interpreter:
 
     def bind(self, target, value: Value, env: Env) -> None:
         if isinstance(target, cst.Name):
+            if isinstance(value, TensorFacts) and value.label is None and value.is_leaf \
+                    and value.requires_grad:
+                # how the backward graph names this leaf (torch's AccumulateGrad)
+                value = replace(value, label=target.value)
+                env.update_tensor(value.tid, value)
             env.names[target.value] = value
             self.seen[target] = value       # hovers on the name where it is defined
             self._names.shadow(target.value)
@@ -496,11 +501,14 @@ class Interpreter:
         if base.shape is not None and len(base.shape) >= 1 and (int_index or int_index is None):
             shape = base.shape[1:]
         requires = base.requires_grad
+        # t[i] selects; iterating over t unbinds it
+        grad_fn = ("SelectBackward0" if int_index else "UnbindBackward0" if int_index is None
+                   else None) if requires else None
         return TensorFacts(
             tid=self.new_id(), requires_grad=requires,
             is_leaf=(not requires) if requires is not None else None,
             dtype=base.dtype, shape=shape,
-            grad_fn="SelectBackward0" if requires else None,
+            grad_fn=grad_fn, parents=(base,) if requires else (),
             saved_nodes=base.saved_nodes, leaves=base.leaves, opaque=base.opaque,
             no_grad_reason=base.no_grad_reason if requires is False else None,
             grad=None, device=base.device, made_in_loop=self._loop_id(ctx),
@@ -1034,6 +1042,7 @@ class Interpreter:
             graph_freed=any(t.graph_freed for t in tensors),
             saved_by=frozenset({node}) if node is not None and api.saves_output(op, other_is_tensor)
             else frozenset(),
+            parents=tuple(t for t in tensors if t.requires_grad is not False) if requires else (),
             corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)))
 
     def binary(self, op: str, left: Value, right: Value, ctx: Context) -> Value:

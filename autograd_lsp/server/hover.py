@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from analysis import all_rules, rule_by_key
 from analysis.facts import ModuleValue, NumberValue, OptimizerValue, TensorFacts
+from analysis.graph import backward_graph
 from analysis.suppression import NOQA
 from autograd_lsp.server.hover_docs import HOW_USED, api_doc
 from autograd_lsp.server.linting import analyse_now
@@ -105,6 +106,9 @@ def facts_markdown(name: str, value, locale: str) -> str | None:
             rows.append(f"{t('no_grad_reason')}: {t(reason) if reason else value.no_grad_reason}")
         kind = t("tensor")
         body = "\n".join(f"- {row}" for row in rows)
+        graph = backward_graph(value, name)
+        if len(graph) > 1:
+            body += f"\n\n{t('backward_graph')}\n```text\n" + "\n".join(graph) + "\n```"
         footer = f"\n\n{t('history_opaque')}" if value.opaque and value.requires_grad is not False else ""
         return f"{t('facts_title', name=name)} ({kind})\n\n{body}{footer}"
     if isinstance(value, ModuleValue):

@@ -47,6 +47,7 @@ TEXTS = {
         "graph_freed": "graph",
         "graph_freed_yes": "freed by an earlier `backward()`: a second backward through it raises",
         "history_opaque": "Part of its history is not known (a parameter, a model call...).",
+        "backward_graph": "Backward graph, as torch would build it:",
         "noqa_prefix": "`# noqa: {prefix}` suppresses:",
     },
     "zh": {
@@ -79,6 +80,7 @@ TEXTS = {
         "graph_freed": "计算图",
         "graph_freed_yes": "已被之前的 `backward()` 释放：再次对它 backward 会报错",
         "history_opaque": "它的部分来历未知（函数参数、模型调用等）。",
+        "backward_graph": "反向计算图（与 torch 构建的一致）：",
         "noqa_prefix": "`# noqa: {prefix}` 会忽略：",
     },
 }

@@ -115,6 +115,14 @@ async def test_tensor_facts():
         assert "requires grad: yes" in value and "still None" in value
 
 
+async def test_the_backward_graph_is_drawn():
+    source = "import torch\nx = torch.tensor([1.0], requires_grad=True)\ny = x ** 2 + x * 3\ny\n"
+    async with session("vscode") as client:
+        open_document(client, URI, source)
+        value = await hover_at(client, types.Position(line=3, character=0))
+        assert "y: AddBackward0" in value and "PowBackward0" in value and "x (leaf)" in value
+
+
 async def test_a_freed_graph_is_shown():
     source = "import torch\nx = torch.ones(2, requires_grad=True)\ny = (x * x).sum()\ny.backward()\ny\n"
     async with session("vscode") as client:
