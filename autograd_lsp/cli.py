@@ -9,11 +9,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis import Analyzer, Finding, rule_by_key
+# Analyzer is re-exported: callers and tests reach the analysis through `cli.Analyzer`.
+from analysis import Analyzer, Finding, rule_by_key  # noqa: F401
 from autograd_lsp import __version__, output
+from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, project_root
+from autograd_lsp.checking import Job, Outcome, check_files
 from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, load_config, unknown_rule_keys
-from autograd_lsp.fixing import fix_text
-from autograd_lsp.sources import SourceError, discover, read_source, write_source
+from autograd_lsp.progress import Progress
+from autograd_lsp.sources import discover
 
 OK, PROBLEMS, ERROR = 0, 1, 2
 
@@ -55,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore", action="append", metavar="RULES",
                        help="skip these rules: comma-separated names or code prefixes")
     check.add_argument("--fix", action="store_true", help="apply the safe fixes in place")
+    check.add_argument("--no-cache", action="store_true",
+                       help=f"neither read nor write the results cache ({CACHE_FOLDER}/)")
+    check.add_argument("--cache-dir", metavar="DIR",
+                       help=f"where to keep the results cache (default: {CACHE_FOLDER}/ "
+                            "in the project root)")
     _add_locale(check)
     check.set_defaults(handler=run_check)
 
@@ -123,46 +131,35 @@ def run_check(args) -> int:
         return ERROR
     configs = ConfigCache()
     report = Report(args.format)
+    jobs: list[Job] = []
+    missing_paths: list[tuple[Path, str]] = []
     try:
         for path, missing in discover(args.paths, lambda p: configs.for_path(p).is_excluded(p)):
             if missing:
-                report.error(path, missing)
+                missing_paths.append((path, missing))
                 continue
             settings = configs.for_path(path).settings_with(select=select, ignore=ignore,
                                                               locale=args.locale)
-            _check_file(path, settings, args.fix, report)
+            jobs.append(Job(path, settings))
     except ConfigError as exc:
         _error(str(exc))
         return ERROR
+    cache = None if args.no_cache or args.fix else _open_cache(args.cache_dir)
+    progress = Progress(len(jobs), sys.stderr)
+    try:
+        outcomes = check_files(jobs, args.fix, cache, on_done=progress.advance)
+    finally:
+        progress.clear()
+    for path, missing in missing_paths:
+        report.error(path, missing)
+    # Sorted by path: the same output whatever order the workers finished in.
+    for outcome in sorted(outcomes, key=lambda o: o.path):
+        report.outcome(outcome)
     return report.finish()
 
 
-def _check_file(path: Path, settings, fix: bool, report: "Report") -> None:
-    try:
-        source = read_source(path)
-    except SourceError as exc:
-        report.error(path, str(exc))
-        return
-    try:
-        if fix:
-            result = fix_text(source.text, settings, filename=str(path))
-            if result.applied:
-                write_source(source, result.text)
-                for applied in result.applied:
-                    report.fixed(path, applied.finding, applied.fix.title)
-            if result.problem:
-                report.note(path, result.problem)
-            findings = result.findings
-        else:
-            findings = Analyzer().analyze(source.text, settings)
-    except SourceError as exc:
-        report.error(path, str(exc))
-        return
-    except Exception as exc:  # one file's analysis failure must not stop the run
-        report.error(path, f"internal error while analysing ({type(exc).__name__}: {exc}); "
-                           "please report it")
-        return
-    report.findings(path, findings)
+def _open_cache(folder: str | None) -> ResultsCache:
+    return ResultsCache(Path(folder) if folder else project_root(Path.cwd()) / CACHE_FOLDER)
 
 
 class Report:
@@ -175,6 +172,16 @@ class Report:
         self.fixed_count = 0
         self.files_with_problems = 0
         self.error_count = 0
+
+    def outcome(self, outcome: Outcome) -> None:
+        for finding, title in outcome.fixed:
+            self.fixed(outcome.path, finding, title)
+        for note in outcome.notes:
+            self.note(outcome.path, note)
+        if outcome.error is not None:
+            self.error(outcome.path, outcome.error)
+        else:
+            self.findings(outcome.path, outcome.findings)
 
     def findings(self, path: Path, findings: list[Finding]) -> None:
         shown = str(path)
