@@ -22,7 +22,7 @@ from analysis import torch_api as api
 from analysis.events import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, CallEvent, Context,
                              GradAttr, InplaceEvent, LoopEvent, Trace)
 from analysis.facts import (UNKNOWN, FLOAT_DTYPES, ModuleValue, NumberValue, OptimizerValue,
-                            SequenceValue, TensorFacts, Unknown, Value, dtype_kind, join)
+                            SequenceValue, TensorFacts, Tri, Unknown, Value, dtype_kind, join)
 from analysis.names import Names
 from analysis.summary import ModuleSummary
 
@@ -228,6 +228,11 @@ class Interpreter:
                 self.bind(stmt.target, self._element_of(iterable, inner), current)
             current = self.run_block(stmt.body.body, current, inner)
         out = current.joined(env)
+        if isinstance(iterable, _Parameters) and "requires_grad" in _code(stmt.body):
+            # `for p in m.parameters(): p.requires_grad = False`: freezing (some of) them
+            for key, value in list(out.names.items()):
+                if isinstance(value, ModuleValue) and value.mid == iterable.mid:
+                    out.names[key] = replace(value, params_require_grad=None)
         if stmt.orelse is not None:
             out = self.run_block(stmt.orelse.body.body, out, ctx)
         return out
@@ -239,6 +244,12 @@ class Interpreter:
             return SequenceValue((NumberValue("int"), self._element_of(iterable.inner, ctx)))
         if isinstance(iterable, TensorFacts):
             return self.element(iterable, None, ctx)
+        if isinstance(iterable, _Parameters) and iterable.require_grad:
+            # A module's parameters are leaves that require grad; their `.grad` may be
+            # anything.
+            tid = self.new_id()
+            return TensorFacts(tid=tid, requires_grad=True, is_leaf=True, leaves=frozenset({tid}),
+                               opaque=False, made_in_loop=self._loop_id(ctx))
         return UNKNOWN
 
     def run_small(self, small, env: Env, ctx: Context) -> None:
@@ -571,7 +582,7 @@ class Interpreter:
                 return self.tensor_method(node, as_tensor, method, args, kwargs, env, ctx)
             if isinstance(receiver, ModuleValue):
                 if method == "parameters":
-                    return _Parameters(receiver.mid)
+                    return _Parameters(receiver.mid, receiver.params_require_grad)
                 if method in _MODULE_METHODS_RETURNING_SELF:
                     return self._module_method(receiver, method, node, env)
                 return UNKNOWN
@@ -1126,6 +1137,7 @@ class _Enumerated(Unknown):
 @dataclass(frozen=True)
 class _Parameters(Unknown):
     mid: object = None
+    require_grad: Tri = None
 
 
 @dataclass(frozen=True)
@@ -1197,6 +1209,13 @@ def _measured_saves(op: str, other_is_tensor: bool | None) -> bool | None:
         if api.saves_input(key) is not None:   # measured, and not in SAVES_NOTHING
             return True
     return None
+
+
+_EMPTY_MODULE = cst.Module(body=[])
+
+
+def _code(node) -> str:
+    return _EMPTY_MODULE.code_for_node(node)
 
 
 def _is_copy_call(node) -> bool:

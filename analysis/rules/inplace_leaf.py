@@ -72,6 +72,14 @@ class InplaceLeaf(Rule):
             "p = nn.Parameter(torch.empty(3))\n"
             "p.copy_(torch.arange(3.0))\n",
             Raises("RuntimeError", RUNTIME), line=4),
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "model(torch.randn(4, 3)).pow(2).mean().backward()\n"
+            "for p in model.parameters():\n"
+            "    p -= 0.1 * p.grad\n",
+            Raises("RuntimeError", RUNTIME), line=6),
     )
     good = (
         Example(
@@ -94,6 +102,18 @@ class InplaceLeaf(Rule):
             "z = torch.zeros(3)\n"
             "z += 1\n"
             "z[0] = 5.0\n"),
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "model(torch.randn(4, 3)).pow(2).mean().backward()\n"
+            "with torch.no_grad():\n"
+            "    for p in model.parameters():\n"
+            "        p -= 0.1 * p.grad\n"
+            "for p in model.parameters():\n"
+            "    p.data.mul_(0.9)\n"
+            "    p.grad.zero_()\n"
+            "    nn.init.zeros_(p)\n"),
         Example(
             "import torch\n"
             "w = torch.zeros(3, requires_grad=True)\n"

@@ -122,6 +122,24 @@ class MissingZeroGrad(Rule):
             "loss_fn(model(x), y).backward()\n",
             Silent("not torch.allclose(g, model[0].weight.grad)", "the stepped gradient is a sum"),
             line=9),
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "def train_step(model, batch, optimizer):\n"
+            "    x, y = batch\n"
+            "    loss = nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "net = nn.Linear(2, 1)\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "batch = (torch.randn(8, 2), torch.randn(8, 1))\n"
+            "for epoch in range(3):\n"
+            "    train_step(net, batch, opt)\n"
+            "g = net.weight.grad.clone()\n"
+            "net.zero_grad()\n"
+            "nn.functional.mse_loss(net(batch[0]), batch[1]).backward()\n",
+            Silent("not torch.allclose(g, net.weight.grad)", "the helper's gradients add up"),
+            line=12),
     )
     good = (
         Example(
@@ -168,7 +186,13 @@ class MissingZeroGrad(Rule):
             "    loss.backward()\n"
             "    optimizer.step()\n"
             "    for p in model.parameters():\n"
-            "        p.grad = None\n"),
+            "        p.grad = None\n"
+            "def train_step(batch, optimizer):\n"
+            "    optimizer.zero_grad()\n"
+            "    model(batch).pow(2).mean().backward()\n"
+            "    optimizer.step()\n"
+            "for step in range(3):\n"
+            "    train_step(torch.randn(4, 3), optimizer)\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -230,14 +254,12 @@ class MissingZeroGrad(Rule):
         first_stmt = loop.body.body[0] if isinstance(loop.body, cst.IndentedBlock) else None
         steps = _steps(inside)
         if steps:
-            optimizers = {id(s.receiver): s for s in steps}
-            if len(optimizers) != 1:
+            if len({optimizer.oid for _, optimizer, _ in steps}) != 1:
                 return None
-            step = steps[0]
-            optimizer: OptimizerValue = step.receiver
+            _, optimizer, name_node = steps[0]
             if optimizer.opaque:
                 return None
-            name = code_of(step.node.func.value)
+            name = code_of(name_node)
             cleared = [e for e in clearing if isinstance(e, CallEvent)]
             if any(_may_clear(e, optimizer) for e in clearing):
                 return None
@@ -263,6 +285,9 @@ class MissingZeroGrad(Rule):
 
 
 def _is_backward(event: CallEvent) -> bool:
+    """A backward, or a call of a function of this module that runs one."""
+    if event.callee_summary is not None and event.callee_summary.calls_backward:
+        return True
     if event.method != "backward" or set(event.kwargs) - BACKWARD_KEYWORDS:
         return False
     if isinstance(event.receiver, TensorFacts):
@@ -271,8 +296,22 @@ def _is_backward(event: CallEvent) -> bool:
 
 
 def _steps(events) -> list:
-    return [e for e in events if isinstance(e, CallEvent) and e.method == "step"
-            and isinstance(e.receiver, OptimizerValue)]
+    """(event, optimizer, node naming it) for each `optimizer.step()`, and for each
+    call of a function of this module that steps the one optimizer it is given."""
+    found = []
+    for e in events:
+        if not isinstance(e, CallEvent):
+            continue
+        if e.method == "step" and isinstance(e.receiver, OptimizerValue):
+            found.append((e, e.receiver, e.node.func.value))
+        elif e.callee_summary is not None and e.callee_summary.steps:
+            given = [(v, a.value) for v, a in zip(e.args, [a for a in e.node.args if a.keyword is None])
+                     if isinstance(v, OptimizerValue)]
+            given += [(v, e.arg_node(k).value) for k, v in e.kwargs.items()
+                      if isinstance(v, OptimizerValue)]
+            if len(given) == 1:
+                found.append((e, given[0][0], given[0][1]))
+    return found
 
 
 def _manual_leaves(events, backward: CallEvent) -> list[str]:
