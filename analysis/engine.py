@@ -41,6 +41,10 @@ class ParsedChunk:
     _positions: dict | None = None
 
     @property
+    def function_names(self) -> tuple:
+        return tuple(s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef))
+
+    @property
     def is_definition(self) -> bool:
         """Only `def`/`class` statements: module-level facts do not flow through it."""
         return all(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in self.module.body)
@@ -65,6 +69,8 @@ class ChunkResult:
     # The summary version these results were last known valid for.
     summary_version: int
     part: ParsedChunk
+    # Calls of this module's functions: (function name, positional argument facts).
+    calls: tuple = ()
 
 
 @dataclass
@@ -82,6 +88,8 @@ class Analyzer:
         self._splitter = ChunkSplitter()
         self._parsed: dict[tuple, ParsedChunk] = {}
         self._results: dict[tuple, ChunkResult] = {}
+        self._context_results: dict[tuple, tuple] = {}
+        self._kept_context: dict[tuple, tuple] = {}
         self._older_results: dict[tuple, ChunkResult] = {}
         self._summary_parts: tuple | None = None
         self._summary = ModuleSummary()
@@ -129,12 +137,26 @@ class Analyzer:
             view.append((chunk.start_line, part, result.seen))
             findings.extend(placed.place(starts) for placed in result.findings)
         function_env = Env(module_objects.consistent())
+        calls = []
+        for result in kept_results.values():
+            calls.extend(result.calls)
         for chunk, part, occurrence in definitions:
             result = self._chunk_result(chunk, part, occurrence, function_env, summary_version,
                                         settings.locale, kept_results, earlier)
             earlier.append(part)
             view.append((chunk.start_line, part, result.seen))
             findings.extend(placed.place(starts) for placed in result.findings)
+            calls.extend(result.calls)
+        # Functions again, with what the calls in this file pass them.
+        self._kept_context = {}
+        contexts = _call_contexts(calls)
+        for chunk, part, occurrence in definitions:
+            parameters = {name: contexts[name] for name in part.function_names if name in contexts}
+            if parameters:
+                placed = self._in_context(chunk, part, occurrence, function_env, parameters,
+                                          summary_version, settings.locale, earlier)
+                findings.extend(p.place(starts) for p in placed)
+        self._context_results = self._kept_context
         findings = [f for f in findings if f is not None]
         view.sort(key=lambda item: item[0])
         # Keep this version's results and the previous version's: breaking a line and
@@ -269,7 +291,7 @@ class Analyzer:
                 continue
             # Remember this very `env` as the input, so the next version's lookup is by identity.
             hit = ChunkResult(env, env if is_definition else cached.env_out, cached.findings,
-                              cached.seen, cached.reads, summary_version, part)
+                              cached.seen, cached.reads, summary_version, part, cached.calls)
             kept[key] = hit
             return hit
         summary = _RecordingSummary(self._summary)
@@ -291,9 +313,32 @@ class Analyzer:
             self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
             env_out, findings = (env if is_definition else _forget_all(env)), ()
         result = ChunkResult(env, env_out, findings, interpreter.seen, summary.reads, summary_version,
-                             part)
+                             part, tuple(interpreter.calls))
         kept[key] = result
         return result
+
+    def _in_context(self, chunk, part, occurrence, env, parameters, summary_version, locale,
+                    earlier) -> tuple:
+        """Findings inside the functions of a definition chunk when their parameters
+        hold what every call in this file passes them (`normalize(x * 2)` hands
+        `normalize` a tensor that requires grad)."""
+        key = (chunk.text, occurrence, locale)
+        cached = self._context_results.get(key)
+        if cached is not None and cached[0] == parameters and cached[1] == summary_version \
+                and cached[2] is part and _same_env(cached[3], env):
+            self._kept_context[key] = cached
+            return cached[4]
+        interpreter = Interpreter(_RecordingSummary(self._summary), id_prefix=(hash(chunk.text), occurrence, "calls"),
+                                  function_globals=env.names, parameters=parameters)
+        try:
+            interpreter.run_module(part.module, Env())
+            findings = tuple(_place(rule, report, part, earlier)
+                             for rule in self.rules for report in rule.check(interpreter.trace, locale))
+        except Exception as exc:  # noqa: BLE001 - as in _chunk_result
+            self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
+            findings = ()
+        self._kept_context[key] = (parameters, summary_version, part, env, findings)
+        return findings
 
     def _same_answers(self, reads: dict) -> bool:
         """Whether the current module summary answers a cached result's reads as before."""
@@ -446,6 +491,28 @@ class _LineIndex:
 
     def line(self, number: int) -> str:
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
+
+
+def _call_contexts(calls) -> dict:
+    """Function name -> facts of its positional parameters, joined over every call
+    in the file; only functions where some parameter gets a known tensor."""
+    from analysis.facts import UNKNOWN, TensorFacts, join
+    by_function: dict[str, list] = {}
+    for name, args in calls:
+        by_function.setdefault(name, []).append(args)
+    contexts = {}
+    for name, arg_lists in by_function.items():
+        width = max(len(args) for args in arg_lists)
+        joined = []
+        for index in range(width):
+            values = [args[index] if index < len(args) else UNKNOWN for args in arg_lists]
+            value = values[0]
+            for other in values[1:]:
+                value = join(value, other)
+            joined.append(value if isinstance(value, TensorFacts) else UNKNOWN)
+        if any(isinstance(v, TensorFacts) for v in joined):
+            contexts[name] = tuple(joined)
+    return contexts
 
 
 class _ModuleObjects:

@@ -68,8 +68,14 @@ _AUG_OPS = {
 
 
 class Interpreter:
-    def __init__(self, summary: ModuleSummary, id_prefix: object, function_globals: dict | None = None):
+    def __init__(self, summary: ModuleSummary, id_prefix: object, function_globals: dict | None = None,
+                 parameters: dict | None = None):
         self.summary = summary
+        # Facts of the positional parameters of this chunk's top-level functions, from
+        # the calls elsewhere in the file (None: parameters are unknown).
+        self.parameters = parameters or {}
+        # Calls of the module's own functions seen here: (name, positional facts).
+        self.calls: list[tuple] = []
         # Module-level names a function body may read (models, optimizers).
         self.function_globals = dict(function_globals or {})
         self.trace = Trace()
@@ -102,8 +108,11 @@ class Interpreter:
         self._names = outer_names.child()
         env = Env(dict(self.function_globals))
         params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            env.names[param.name.value] = UNKNOWN
+        given = self.parameters.get(node.name.value, ()) if ctx.function is None else ()
+        positional = (*params.posonly_params, *params.params)
+        for index, param in enumerate((*positional, *params.kwonly_params)):
+            env.names[param.name.value] = given[index] if index < len(given) \
+                and index < len(positional) else UNKNOWN
             self._names.shadow(param.name.value)
         no_grad = ctx.no_grad
         for deco in node.decorators:
@@ -552,6 +561,8 @@ class Interpreter:
         summary = None
         if qualname is None and isinstance(func, cst.Name):
             summary = self.summary.effects(func.value) if func.value not in env.names else None
+            if summary is not None and all(a.keyword is None and not a.star for a in node.args):
+                self.calls.append((func.value, tuple(args)))
         result = self.call_result(node, qualname, method, receiver, args, kwargs, env, ctx)
         if isinstance(result, TensorFacts) and result.origin is None and result is not receiver:
             result = replace(result, origin=node)

@@ -62,6 +62,14 @@ class DetachedRewrap(Rule):
             "a, b = (w ** 2).sum(), w.sum()\n"
             "both = torch.tensor([a, b])\n",
             Warns("UserWarning", WARNING_LIST), line=4),
+        Example(
+            "import torch\n"
+            "def as_unit(vec):\n"
+            "    vec = torch.tensor(vec, dtype=torch.float32)  # lists welcome too\n"
+            "    return vec / vec.norm()\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "direction = as_unit(w * 3)\n",
+            Warns("UserWarning", WARNING), line=3),
     )
     good = (
         Example(
@@ -74,6 +82,12 @@ class DetachedRewrap(Rule):
             "plain = torch.tensor([1.0, 2.0])\n"
             "copy = plain.clone()\n"
             "kept = torch.as_tensor(y)\n"),
+        Example(
+            "import torch\n"
+            "def as_unit(vec):\n"
+            "    vec = torch.tensor(vec, dtype=torch.float32)\n"
+            "    return vec / vec.norm()\n"
+            "direction = as_unit([1.0, 2.0, 2.0])\n"),
     )
 
     def check(self, trace, locale):

@@ -99,6 +99,13 @@ class NonscalarBackward(Rule):
             "out = torch.matmul(W, v)\n"
             "out.backward()\n",
             Raises("RuntimeError", RUNTIME), line=5),
+        Example(
+            "import torch\n"
+            "def apply_gradients(out):\n"
+            "    out.backward()\n"
+            "x = torch.randn(3, requires_grad=True)\n"
+            "apply_gradients(x * 2)\n",
+            Raises("RuntimeError", RUNTIME), line=3),
     )
     good = (
         Example(
@@ -150,7 +157,11 @@ class NonscalarBackward(Rule):
             "import torch\n"
             "def step(model, batch):\n"
             "    loss = model(batch)\n"
-            "    loss.backward()\n"),
+            "    loss.backward()\n"
+            "def apply_gradients(out):\n"
+            "    out.backward()\n"
+            "x = torch.randn(3, requires_grad=True)\n"
+            "apply_gradients((x * 2).sum())\n"),
         Example(
             "import torch\n"
             "W = torch.randn(2, 3, requires_grad=True)\n"
