@@ -9,14 +9,17 @@ import argparse
 import sys
 from pathlib import Path
 
-# Analyzer is re-exported: callers and tests reach the analysis through `cli.Analyzer`.
-from analysis import Analyzer, Finding, rule_by_key  # noqa: F401
-from autograd_lsp import __version__, output
-from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, project_root
-from autograd_lsp.checking import Job, Outcome, check_files
-from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, load_config, unknown_rule_keys
-from autograd_lsp.progress import Progress
-from autograd_lsp.sources import discover
+from autograd_lsp.startup import quiet_gc
+
+with quiet_gc():
+    # Analyzer is re-exported: callers and tests reach the analysis through `cli.Analyzer`.
+    from analysis import Analyzer, Finding, rule_by_key  # noqa: F401
+    from autograd_lsp import __version__, output
+    from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, project_root
+    from autograd_lsp.checking import Job, Outcome, check_files
+    from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, load_config, unknown_rule_keys
+    from autograd_lsp.progress import Progress
+    from autograd_lsp.sources import discover
 
 OK, PROBLEMS, ERROR = 0, 1, 2
 

@@ -12,9 +12,13 @@ import sys
 def run(tcp: tuple[str, int] | None = None) -> None:
     """Serve one client until it sends `exit`; the process's exit code is 0 when
     `shutdown` came before `exit`, 1 otherwise (LSP)."""
-    from autograd_lsp.server.app import create_server
+    from autograd_lsp.startup import quiet_gc, settle
 
-    ls = create_server()
+    with quiet_gc():
+        from autograd_lsp.server.app import create_server
+
+        ls = create_server()
+    settle()
     if tcp is not None:
         host, port = tcp
         ls.start_tcp(host, port)

@@ -2,6 +2,7 @@
 in one place. Each handler lives in the module named after its concern."""
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types
@@ -10,7 +11,7 @@ from pygls.lsp.server import LanguageServer
 from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, pull_diagnostics,
                                  workspace)
 from autograd_lsp.server.capabilities import ClientCapabilities
-from autograd_lsp.server.documents import Documents
+from autograd_lsp.server.documents import DEBOUNCE_ENV, DEBOUNCE_SECONDS, Documents, debounce_from
 from autograd_lsp.server.guard import guarded, report_exception
 from autograd_lsp.server.settings import SettingsStore
 
@@ -35,6 +36,7 @@ class AutogradLanguageServer(LanguageServer):
         # messages (cancellations, newer changes) while one runs.
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="analysis")
         self.shutdown_requested = False
+        self.debounce_seconds = debounce_from(os.environ.get(DEBOUNCE_ENV), DEBOUNCE_SECONDS)
 
     def report_server_error(self, error, source):
         # pygls would show every internal error as a popup; a log line is enough.
@@ -67,7 +69,19 @@ def create_server() -> AutogradLanguageServer:
     feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION, workspace.did_change_configuration)
     feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES, workspace.did_change_watched_files)
     feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS, workspace.did_change_workspace_folders)
+    feature(STATS, _stats)
     return ls
+
+
+# A server-specific request for benchmarks and tests: how much work the server did.
+STATS = "autograd-lsp/stats"
+
+
+def _stats(ls, params) -> dict:
+    states = [ls.documents.find(uri) for uri in ls.documents.uris()]
+    return {"analyses": {state.uri: state.analyses for state in states},
+            "maxWaiting": {state.uri: state.max_waiting for state in states},
+            "debounceMs": ls.debounce_seconds * 1000}
 
 
 def _resolve_guard():

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from autograd_lsp.server.documents import DEBOUNCE_SECONDS
 from autograd_lsp.server.linting import schedule
 
 
@@ -22,7 +21,7 @@ def did_change(ls, params: types.DidChangeTextDocumentParams) -> None:
     ls.documents.get(uri)
     # Pull clients ask when they want diagnostics; analysing here would be wasted.
     if not ls.capabilities.pull_diagnostics:
-        schedule(ls, uri, DEBOUNCE_SECONDS)
+        schedule(ls, uri, ls.debounce_seconds)
 
 
 def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:

@@ -7,10 +7,14 @@ Rules of the road:
   messages; one analysis per document at a time (the `Analyzer` keeps caches).
 - A result whose version the client has moved past is kept as a cache but is
   never published (`Analysis.version` is checked against the live document).
+- The core's incremental caches cost about 4 MB for a 2,000-line file, so only
+  the `MAX_ANALYZERS` documents analysed most recently keep theirs; the others
+  keep their last findings, and an edit there starts from a fresh `Analyzer`.
 """
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -20,9 +24,14 @@ from autograd_lsp.server.positions import LineIndex
 from autograd_lsp.server.settings import DocumentSettings
 
 DEBOUNCE_SECONDS = 0.15
+# Overrides the debounce, in milliseconds (also `debounceMs` in initializationOptions);
+# 0 analyses on every change, for benchmarks and for clients that debounce themselves.
+DEBOUNCE_ENV = "AUTOGRAD_LSP_DEBOUNCE_MS"
 # A request that needs a fresh analysis waits at most this long, then answers
 # with what it has: an editor must never hang on the server.
 ANALYSIS_TIMEOUT_SECONDS = 10.0
+# Documents whose incremental caches are kept (the ones being edited, in practice).
+MAX_ANALYZERS = 8
 
 
 @dataclass(frozen=True)
@@ -42,16 +51,39 @@ class Analysis:
 @dataclass
 class DocumentState:
     uri: str
-    analyzer: Analyzer = field(default_factory=Analyzer)
+    # None when the document's caches were dropped to bound memory (see Documents).
+    analyzer: Analyzer | None = None
     latest: Analysis | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     pending: asyncio.Task | None = None
     # result_id of the last push, to skip re-sending identical diagnostics
     published: str | None = None
+    # A scheduled publish is past its debounce wait and analysing: a newer change
+    # then only sets `rerun_after` (the delay before one more run), so that at most
+    # one analysis per document is ever queued behind the running one.
+    running: bool = False
+    rerun_after: float | None = None
+    # How many times the core ran on this document, and the most requests ever
+    # waiting for its lock at once (reported by `autograd-lsp/stats`).
+    analyses: int = 0
+    waiting: int = 0
+    max_waiting: int = 0
 
     def is_current(self, version: int | None, generation: int) -> bool:
         return self.latest is not None and self.latest.version == version \
             and self.latest.generation == generation
+
+
+def debounce_from(value, default: float) -> float:
+    """Seconds from a millisecond value (a number or a numeric string); `default`
+    for anything else, so a bad value never stops the server."""
+    try:
+        milliseconds = float(value)
+    except (TypeError, ValueError):
+        return default
+    if not 0 <= milliseconds <= 10_000:
+        return default
+    return milliseconds / 1000
 
 
 def path_of(uri: str) -> Path | None:
@@ -67,8 +99,30 @@ def path_of(uri: str) -> Path | None:
 
 
 class Documents:
-    def __init__(self):
+    def __init__(self, max_analyzers: int = MAX_ANALYZERS):
         self._states: dict[str, DocumentState] = {}
+        self.max_analyzers = max_analyzers
+        # Documents holding an Analyzer, least recently analysed first.
+        self._with_analyzer: OrderedDict[str, None] = OrderedDict()
+
+    def analyzer_for(self, state: DocumentState) -> Analyzer:
+        """The document's Analyzer (a new one if it had none), marking it recently used
+        and dropping the caches of the least recently analysed documents beyond the limit."""
+        if state.analyzer is None:
+            state.analyzer = Analyzer()
+        self._with_analyzer[state.uri] = None
+        self._with_analyzer.move_to_end(state.uri)
+        while len(self._with_analyzer) > self.max_analyzers:
+            uri, _ = self._with_analyzer.popitem(last=False)
+            other = self._states.get(uri)
+            if other is not None:
+                # An analysis running in a worker holds its own reference and finishes.
+                other.analyzer = None
+        return state.analyzer
+
+    def drop_analyzer(self, state: DocumentState) -> None:
+        state.analyzer = None
+        self._with_analyzer.pop(state.uri, None)
 
     def get(self, uri: str) -> DocumentState:
         state = self._states.get(uri)
@@ -81,6 +135,7 @@ class Documents:
 
     def close(self, uri: str) -> None:
         state = self._states.pop(uri, None)
+        self._with_analyzer.pop(uri, None)
         if state and state.pending and not state.pending.done():
             state.pending.cancel()
 

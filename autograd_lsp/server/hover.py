@@ -24,7 +24,7 @@ _TORCH_IMPORT = re.compile(r"from\s+torch[\w.]*\s+import\s+(\([^)]*\)|[^\n]*)")
 
 
 async def hover(ls, params: types.HoverParams):
-    analysis = await analyse_now(ls, params.text_document.uri)
+    analysis = await analyse_now(ls, params.text_document.uri, with_facts=True)
     if analysis is None or not analysis.settings.enabled:
         return None
     state = ls.documents.find(params.text_document.uri)
@@ -45,7 +45,9 @@ async def hover(ls, params: types.HoverParams):
         if state is not None and not analysis.settings.excluded:
             async with state.lock:
                 # The analyzer remembers its last run only: it must be this one.
-                facts = state.analyzer.facts_at(line, column) if state.latest is analysis else None
+                analyzer = state.analyzer
+                facts = (analyzer.facts_at(line, column)
+                         if analyzer is not None and state.latest is analysis else None)
             if facts is not None:
                 markdown = facts_markdown(facts[0], facts[1], locale)
         if markdown is None:

@@ -10,6 +10,7 @@ import asyncio
 from lsprotocol import types
 
 from autograd_lsp.server.capabilities import ClientCapabilities
+from autograd_lsp.server.documents import debounce_from
 from autograd_lsp.server.guard import log_to_client
 from autograd_lsp.server.settings import SECTION, parse_editor_settings
 from autograd_lsp.server.texts import normalize_locale
@@ -20,6 +21,11 @@ def initialize(ls, params: types.InitializeParams) -> None:
     ls.capabilities = ClientCapabilities.from_client(params.capabilities)
     ls.settings.client_locale = normalize_locale(params.locale)
     editor, problems = parse_editor_settings(params.initialization_options)
+    options = params.initialization_options
+    if isinstance(options, dict):
+        nested = options.get(SECTION) if isinstance(options.get(SECTION), dict) else options
+        if "debounceMs" in nested:
+            ls.debounce_seconds = debounce_from(nested["debounceMs"], ls.debounce_seconds)
     ls.settings.initialization = editor
     ls.settings.problems.extend(problems)
 

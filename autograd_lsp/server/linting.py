@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 
-from analysis import Analyzer
 from autograd_lsp.server.diagnostics import to_diagnostics
 from autograd_lsp.server.documents import ANALYSIS_TIMEOUT_SECONDS, Analysis, path_of
 from autograd_lsp.server.guard import log_to_client, report_exception
@@ -16,16 +15,21 @@ from autograd_lsp.server.positions import LineIndex
 from lsprotocol import types
 
 
-async def analyse_now(ls, uri: str) -> Analysis | None:
-    """The analysis of `uri` as the client has it now; None when it is not open."""
+async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None:
+    """The analysis of `uri` as the client has it now; None when it is not open.
+    `with_facts`: also have the document's Analyzer hold this analysis (for hovers),
+    re-running it if the Analyzer was dropped to save memory."""
     state = ls.documents.find(uri)
     if state is None:
         return None
+    state.waiting += 1
+    state.max_waiting = max(state.max_waiting, state.waiting)
     async with state.lock:
+        state.waiting -= 1
         document = ls.workspace.get_text_document(uri)
         version, text = document.version, document.source
         generation = ls.settings.generation
-        if state.is_current(version, generation):
+        if state.is_current(version, generation) and (not with_facts or state.analyzer is not None):
             return state.latest
         doc_settings = ls.settings.for_document(uri, path_of(uri))
         _report_settings_problems(ls)
@@ -41,20 +45,22 @@ async def analyse_now(ls, uri: str) -> Analysis | None:
 
 async def _run_analyzer(ls, state, text, settings) -> tuple:
     loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(ls.analysis_pool, state.analyzer.analyze, text, settings)
+    state.analyses += 1
+    analyzer = ls.documents.analyzer_for(state)
+    future = loop.run_in_executor(ls.analysis_pool, analyzer.analyze, text, settings)
     try:
         return tuple(await asyncio.wait_for(future, ANALYSIS_TIMEOUT_SECONDS))
     except asyncio.TimeoutError:
         # The worker thread cannot be stopped; give the document a fresh Analyzer so
         # that the abandoned run never shares caches with the next one.
-        state.analyzer = Analyzer()
+        ls.documents.drop_analyzer(state)
         log_to_client(ls, f"autograd-lsp: analysis of {state.uri} took more than "
                           f"{ANALYSIS_TIMEOUT_SECONDS:.0f} s and was abandoned",
                       types.MessageType.Warning)
         return ()
     except Exception:
         report_exception(ls, f"analysis of {state.uri}")
-        state.analyzer = Analyzer()
+        ls.documents.drop_analyzer(state)
         return ()
 
 
@@ -63,17 +69,30 @@ def schedule(ls, uri: str, delay: float) -> None:
     state = ls.documents.find(uri)
     if state is None:
         return
-    if state.pending is not None and not state.pending.done():
-        state.pending.cancel()
-    state.pending = asyncio.ensure_future(_debounced(ls, uri, delay))
+    pending = state.pending
+    if pending is not None and not pending.done():
+        if state.running:
+            # Past the wait, a newer change must not cancel a run that is already in a
+            # worker thread: it finishes, keeps its caches, publishes only if current,
+            # and then runs once more for the newest version.
+            state.rerun_after = delay
+            return
+        pending.cancel()
+    state.pending = asyncio.ensure_future(_debounced(ls, uri, state, delay))
 
 
-async def _debounced(ls, uri: str, delay: float) -> None:
-    if delay:
-        await asyncio.sleep(delay)
-    # Past the wait, a newer change must not cancel a run that is already in a
-    # worker thread: it finishes, keeps its caches, and publishes only if current.
-    await asyncio.shield(publish(ls, uri))
+async def _debounced(ls, uri: str, state, delay: float) -> None:
+    while True:
+        if delay:
+            await asyncio.sleep(delay)
+        state.running, state.rerun_after = True, None
+        try:
+            await asyncio.shield(publish(ls, uri))
+        finally:
+            state.running = False
+        if state.rerun_after is None or ls.documents.find(uri) is not state:
+            return
+        delay = state.rerun_after
 
 
 async def publish(ls, uri: str) -> None:
