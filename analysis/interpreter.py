@@ -663,10 +663,18 @@ class Interpreter:
             for value in event.args:
                 if isinstance(value, TensorFacts):
                     env.update_tensor(value.tid, replace(value, grad=None))
-        if event.callee_summary is not None and event.callee_summary.calls_backward:
+        reaches_unknown = (event.callee_summary is not None and event.callee_summary.calls_backward) \
+            or (method == "backward" and not isinstance(receiver, TensorFacts))
+        if reaches_unknown:
+            # A backward through a graph we do not know may fill any leaf's .grad.
             for key, value in list(env.names.items()):
                 if isinstance(value, TensorFacts) and value.grad == "none":
                     env.names[key] = replace(value, grad=None)
+        elif method is not None and event.qualname is None and not isinstance(receiver, TensorFacts):
+            # `trainer.fit(x)`: a method we cannot see may run backward on what it is given.
+            for value in event.args:
+                if isinstance(value, TensorFacts) and value.grad is not None:
+                    env.update_tensor(value.tid, replace(value, grad=None))
 
     @staticmethod
     def _free(nodes: frozenset, env: Env, call: cst.Call) -> None:
@@ -744,6 +752,11 @@ class Interpreter:
             if name in ("cat", "stack") and isinstance(first, SequenceValue):
                 return self.derived(name, list(first.items), ctx, shape=None,
                                     dtype=_float_of([v for v in first.items if isinstance(v, TensorFacts)]))
+        # the other differentiable functions: one tensor, shape not followed
+        if qualname in api.DIFFERENTIABLE_FUNCTIONS and any(isinstance(a, TensorFacts) for a in args):
+            tensors = [a for a in args if isinstance(a, TensorFacts)]
+            return self.derived(name, list(args), ctx, shape=None, dtype=_float_of(tensors),
+                                grad_fn=api.DIFFERENTIABLE_FUNCTIONS[qualname])
         return UNKNOWN
 
     def factory(self, node, qualname, args, kwargs, ctx) -> Value:
@@ -895,6 +908,9 @@ class Interpreter:
             return self.binary("matmul" if method in ("mm", "mv") else method, t, args[0], ctx)
         if method in api.UNARY_OPS:
             return self.derived(method, [t], ctx, shape=t.shape, dtype=t.dtype)
+        if method in api.DIFFERENTIABLE_METHODS:
+            return self.derived(method, [t, *args], ctx, shape=None, dtype=t.dtype,
+                                grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{method}"))
         if method in api.SHAPE_OPS:
             return self.derived(method, [t, *args], ctx, shape=None, dtype=t.dtype)
         if method in api.INPLACE_METHODS:

@@ -84,6 +84,11 @@ FUNCTIONAL_LOSSES = frozenset(FUNCTIONAL_LOSS_REDUCTION)
 
 OPTIMIZERS = frozenset(_t.OPTIMIZERS)
 
+# torch.* / F.* functions (and Tensor methods of the same names) giving one
+# differentiable tensor: qualified name -> grad_fn.
+DIFFERENTIABLE_FUNCTIONS: dict[str, str] = _t.DIFFERENTIABLE_FUNCTIONS
+DIFFERENTIABLE_METHODS = frozenset(_t.DIFFERENTIABLE_METHODS)
+
 GRAD_CHECKERS = frozenset(_t.GRAD_CHECKERS)
 NO_GRAD_CONTEXTS = frozenset(_t.NO_GRAD_CONTEXTS)
 ENABLE_GRAD_CONTEXTS = frozenset(_t.ENABLE_GRAD_CONTEXTS)

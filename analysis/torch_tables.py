@@ -563,6 +563,60 @@ GRAD_FN = {
     'zeta': 'SpecialZetaBackward2',
 }
 
+# functions giving one differentiable tensor -> its grad_fn
+DIFFERENTIABLE_FUNCTIONS = {
+    'torch.addmm': 'AddmmBackward0',
+    'torch.atan2': 'Atan2Backward0',
+    'torch.bmm': 'BmmBackward0',
+    'torch.cdist': 'CdistBackward0',
+    'torch.cross': 'LinalgCrossBackward0',
+    'torch.cumprod': 'CumprodBackward0',
+    'torch.cumsum': 'CumsumBackward0',
+    'torch.diag': 'DiagEmbedBackward0',
+    'torch.diff': 'SubBackward0',
+    'torch.dot': 'DotBackward0',
+    'torch.einsum': 'ViewBackward0',
+    'torch.flip': 'FlipBackward0',
+    'torch.gather': 'GatherBackward0',
+    'torch.hypot': 'HypotBackward0',
+    'torch.index_select': 'IndexSelectBackward0',
+    'torch.inner': 'ViewBackward0',
+    'torch.kron': 'UnsafeViewBackward0',
+    'torch.lerp': 'LerpBackward0',
+    'torch.linalg.norm': 'LinalgVectorNormBackward0',
+    'torch.linalg.vector_norm': 'LinalgVectorNormBackward0',
+    'torch.logsumexp': 'LogsumexpBackward0',
+    'torch.masked_fill': 'MaskedFillBackward0',
+    'torch.matmul': 'MmBackward0',
+    'torch.maximum': 'MaximumBackward0',
+    'torch.minimum': 'MinimumBackward0',
+    'torch.mm': 'MmBackward0',
+    'torch.mv': 'MvBackward0',
+    'torch.narrow': 'SliceBackward0',
+    'torch.nn.functional.cosine_similarity': 'SumBackward1',
+    'torch.nn.functional.dropout': 'MulBackward0',
+    'torch.nn.functional.embedding': 'EmbeddingBackward0',
+    'torch.nn.functional.layer_norm': 'NativeLayerNormBackward0',
+    'torch.nn.functional.linear': 'MmBackward0',
+    'torch.nn.functional.normalize': 'DivBackward0',
+    'torch.nn.functional.pad': 'ConstantPadNdBackward0',
+    'torch.nn.functional.pairwise_distance': 'NormBackward1',
+    'torch.outer': 'MulBackward0',
+    'torch.roll': 'RollBackward0',
+    'torch.tensordot': 'ViewBackward0',
+    'torch.trace': 'TraceBackward0',
+    'torch.vdot': 'VdotBackward0',
+    'torch.where': 'WhereBackward0',
+}
+
+# Tensor methods named like those functions
+DIFFERENTIABLE_METHODS = {
+    'addmm', 'atan2', 'bmm', 'cross', 'cumprod', 'cumsum', 'diag', 'diff', 'dot', 'flip',
+    'gather', 'hypot', 'index_select', 'inner', 'kron', 'lerp', 'logsumexp', 'masked_fill',
+    'matmul', 'maximum', 'minimum', 'mm', 'mv', 'narrow', 'outer', 'roll', 'trace', 'vdot',
+    'where',
+}
+
 # op -> operand ranks ('s': a Python number) -> grad_fn
 GRAD_FN_BY_OPERANDS = {
     'add': {

@@ -464,6 +464,73 @@ def other_cases():
     }
 
 
+# Functions of tensors that give one differentiable tensor, tried on (2, 3) float
+# tensors `a` and `b` that require grad: qualified name -> call.
+DIFFERENTIABLE_CALLS = {
+    "torch.dot": lambda a, b: torch.dot(a[0], b[0]),
+    "torch.inner": lambda a, b: torch.inner(a, b),
+    "torch.vdot": lambda a, b: torch.vdot(a[0], b[0]),
+    "torch.outer": lambda a, b: torch.outer(a[0], b[0]),
+    "torch.einsum": lambda a, b: torch.einsum("ij,ij->i", a, b),
+    "torch.tensordot": lambda a, b: torch.tensordot(a, b, dims=2),
+    "torch.where": lambda a, b: torch.where(a > 0, a, b),
+    "torch.flip": lambda a, b: torch.flip(a, [0]),
+    "torch.gather": lambda a, b: torch.gather(a, 1, torch.zeros(2, 1, dtype=torch.long)),
+    "torch.diag": lambda a, b: torch.diag(a[0]),
+    "torch.trace": lambda a, b: torch.trace(a[:, :2]),
+    "torch.logsumexp": lambda a, b: torch.logsumexp(a, 1),
+    "torch.linalg.norm": lambda a, b: torch.linalg.norm(a),
+    "torch.linalg.vector_norm": lambda a, b: torch.linalg.vector_norm(a),
+    "torch.cross": lambda a, b: torch.cross(a[:, :3], b[:, :3], dim=1),
+    "torch.cdist": lambda a, b: torch.cdist(a, b),
+    "torch.kron": lambda a, b: torch.kron(a, b),
+    "torch.lerp": lambda a, b: torch.lerp(a, b, 0.5),
+    "torch.addmm": lambda a, b: torch.addmm(a[:, :2], a, b.t()),
+    "torch.bmm": lambda a, b: torch.bmm(a[None], b.t()[None]),
+    "torch.mm": lambda a, b: torch.mm(a, b.t()),
+    "torch.mv": lambda a, b: torch.mv(a, b[0]),
+    "torch.matmul": lambda a, b: torch.matmul(a, b.t()),
+    "torch.cumsum": lambda a, b: torch.cumsum(a, 1),
+    "torch.cumprod": lambda a, b: torch.cumprod(a, 1),
+    "torch.diff": lambda a, b: torch.diff(a),
+    "torch.narrow": lambda a, b: torch.narrow(a, 1, 0, 2),
+    "torch.roll": lambda a, b: torch.roll(a, 1),
+    "torch.index_select": lambda a, b: torch.index_select(a, 1, torch.tensor([0])),
+    "torch.masked_fill": lambda a, b: torch.masked_fill(a, a > 0, 0.0),
+    "torch.atan2": lambda a, b: torch.atan2(a, b),
+    "torch.hypot": lambda a, b: torch.hypot(a, b),
+    "torch.maximum": lambda a, b: torch.maximum(a, b),
+    "torch.minimum": lambda a, b: torch.minimum(a, b),
+    "torch.nn.functional.linear": lambda a, b: F.linear(a, b),
+    "torch.nn.functional.cosine_similarity": lambda a, b: F.cosine_similarity(a, b),
+    "torch.nn.functional.pairwise_distance": lambda a, b: F.pairwise_distance(a, b),
+    "torch.nn.functional.normalize": lambda a, b: F.normalize(a),
+    "torch.nn.functional.pad": lambda a, b: F.pad(a, (1, 1)),
+    "torch.nn.functional.embedding": lambda a, b: F.embedding(torch.tensor([0, 1]), a),
+    "torch.nn.functional.layer_norm": lambda a, b: F.layer_norm(a, (3,)),
+    "torch.nn.functional.dropout": lambda a, b: F.dropout(a, 0.5),
+}
+
+
+def differentiable_functions() -> dict:
+    """Qualified name -> grad_fn, for the calls above that give one tensor with a
+    grad_fn; Tensor methods of the same name count too (see DIFFERENTIABLE_METHODS)."""
+    found = {}
+    for name, call in DIFFERENTIABLE_CALLS.items():
+        a, b = leaf(), leaf()
+        result = attempt(lambda: call(a, b))
+        if isinstance(result, torch.Tensor) and result.grad_fn is not None:
+            found[name] = type(result.grad_fn).__name__
+    return found
+
+
+def differentiable_methods(functions: dict) -> set:
+    """Short names of those functions that are also Tensor methods."""
+    return {name.rsplit(".", 1)[-1] for name in functions
+            if name.startswith("torch.") and name.count(".") == 1
+            and hasattr(torch.Tensor, name.rsplit(".", 1)[-1])}
+
+
 # matmul by operand ranks: the grad_fn is picked by shapes.
 MATMUL_SHAPES = {"1,1": ((3,), (3,)), "2,1": ((2, 3), (3,)), "1,2": ((3,), (3, 2)),
                  "2,2": ((2, 3), (3, 2)), "3,3": ((2, 2, 3), (2, 3, 2)), "3,2": ((2, 2, 3), (3, 2)),
@@ -720,6 +787,7 @@ def _build() -> str:
     op_grad_fns = {k: v for k, v in op_grad_fns.items() if k not in elementwise | reductions}
     grad_fns = {**unary_grad_fns, **dim_grad_fns, **op_grad_fns, **loss_grad_fns, **DOCUMENTED_GRAD_FN}
     single_shape_ops, tuple_shape_ops = shape_ops()
+    differentiable = differentiable_functions()
     tables = {
         "DTYPES": ("qualified dtype name -> dtype", dtypes()),
         "DTYPE_METHODS": ("Tensor method named after a dtype -> the dtype it gives", dtype_methods()),
@@ -763,6 +831,10 @@ def _build() -> str:
         "SHAPE_OPS": ("methods giving one tensor of another shape", single_shape_ops),
         "SHAPE_OPS_RETURNING_TUPLE": ("shape methods giving a tuple of tensors", tuple_shape_ops),
         "GRAD_FN": ("op -> grad_fn class name of its result", grad_fns),
+        "DIFFERENTIABLE_FUNCTIONS": ("functions giving one differentiable tensor -> its grad_fn",
+                                     differentiable),
+        "DIFFERENTIABLE_METHODS": ("Tensor methods named like those functions",
+                                   differentiable_methods(differentiable)),
         "GRAD_FN_BY_OPERANDS": ("op -> operand ranks ('s': a Python number) -> grad_fn", arity_grad_fns()),
         "SAVES_INPUT": ("ops that fail backward when their input is modified in place", saves_input),
         "SAVES_OUTPUT": ("ops that fail backward when their output is modified in place", saves_output),

@@ -93,6 +93,15 @@ class GradNoneZero(Rule):
             "optimizer.step()\n"),
         Example(
             "import torch\n"
+            "x = torch.arange(4.0, requires_grad=True)\n"
+            "y = 2 * torch.dot(x, x)\n"
+            "y.backward()\n"
+            "x.grad.zero_()\n"
+            "z = torch.einsum('i,i->', x, x)\n"
+            "z.backward()\n"
+            "x.grad.zero_()\n"),
+        Example(
+            "import torch\n"
             "x = torch.ones(2, requires_grad=True)\n"
             "if x.grad is not None:\n"
             "    x.grad.zero_()\n"

@@ -257,7 +257,8 @@ class MissingZeroGrad(Rule):
             if len({optimizer.oid for _, optimizer, _ in steps}) != 1:
                 return None
             _, optimizer, name_node = steps[0]
-            if optimizer.opaque:
+            if optimizer.opaque and clearing:
+                # Its parameters are not known: any clearing may be of them.
                 return None
             name = code_of(name_node)
             cleared = [e for e in clearing if isinstance(e, CallEvent)]
@@ -381,6 +382,8 @@ def _clears_anything(event) -> bool:
 
 
 def _may_clear(event, optimizer: OptimizerValue) -> bool:
+    if optimizer.opaque:
+        return True
     receiver = event.receiver if isinstance(event, CallEvent) else None
     if isinstance(receiver, OptimizerValue):
         return receiver.oid == optimizer.oid or receiver.opaque
