@@ -140,6 +140,18 @@ class MissingZeroGrad(Rule):
             "nn.functional.mse_loss(net(batch[0]), batch[1]).backward()\n",
             Silent("not torch.allclose(g, net.weight.grad)", "the helper's gradients add up"),
             line=12),
+        Example(
+            "import copy\n"
+            "import torch\n"
+            "from torch import nn\n"
+            "wrapped = copy.deepcopy(nn.Linear(4, 1))\n"
+            "opt = torch.optim.SGD(wrapped.parameters(), lr=0.0)\n"
+            "history = []\n"
+            "for it in range(3):\n"
+            "    wrapped(torch.ones(2, 4)).sum().backward()\n"
+            "    opt.step()\n"
+            "    history.append(wrapped.bias.grad.item())\n",
+            Silent("history == [2.0, 4.0, 6.0]", "the bias gradient grows 2, 4, 6"), line=8),
     )
     good = (
         Example(
@@ -192,7 +204,14 @@ class MissingZeroGrad(Rule):
             "    model(batch).pow(2).mean().backward()\n"
             "    optimizer.step()\n"
             "for step in range(3):\n"
-            "    train_step(torch.randn(4, 3), optimizer)\n"),
+            "    train_step(torch.randn(4, 3), optimizer)\n"
+            "import copy\n"
+            "wrapped = copy.deepcopy(nn.Linear(4, 1))\n"
+            "opt = torch.optim.SGD(wrapped.parameters(), lr=0.1)\n"
+            "for it in range(3):\n"
+            "    wrapped.zero_grad()\n"
+            "    wrapped(torch.ones(2, 4)).sum().backward()\n"
+            "    opt.step()\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
