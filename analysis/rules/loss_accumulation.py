@@ -34,10 +34,12 @@ class LossAccumulation(Rule):
     messages = {
         "en": {"message": "`{total}` accumulates `{loss}`, a tensor with a graph: every iteration's "
                           "graph stays alive; add `{loss}.item()` instead",
-               "fix": "Accumulate the number: {loss}.item()"},
+               "fix": "Accumulate the number: {loss}.item()",
+               "fix_detach": "Accumulate without the graph: {loss}.detach()"},
         "zh": {"message": "`{total}` 累加的 `{loss}` 是带计算图的张量：每次迭代的图都会保持存活；"
                           "请改为累加 `{loss}.item()`",
-               "fix": "累加数值：{loss}.item()"},
+               "fix": "累加数值：{loss}.item()",
+               "fix_detach": "累加时去掉计算图：{loss}.detach()"},
     }
 
     bad = (
@@ -108,10 +110,14 @@ class LossAccumulation(Rule):
             if operand_node is None:
                 continue
             loss = code_of(operand_node)
-            fixes = ()
+            # Detaching keeps the total a tensor, as the code after the loop expects;
+            # `.item()` makes it a float, which is what logging usually wants but may
+            # break a later `total.item()`: offered, not applied by fix-all.
+            fixes = (FixSpec(self.text("fix_detach", locale, loss=loss),
+                             (Edit("insert_after", operand_node, ".detach()"),)),)
             if operand.is_scalar():
-                fixes = (FixSpec(self.text("fix", locale, loss=loss),
-                                 (Edit("insert_after", operand_node, ".item()"),)),)
+                fixes += (FixSpec(self.text("fix", locale, loss=loss),
+                                  (Edit("insert_after", operand_node, ".item()"),), safe=False),)
             yield Report(event.node, self.text("message", locale, total=code_of(event.target_node),
                                                loss=loss), fixes)
 
