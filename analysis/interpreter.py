@@ -143,7 +143,7 @@ class Interpreter:
                 self.run_small(small, env, ctx)
             return env
         if isinstance(stmt, cst.If):
-            self.eval(stmt.test, env, ctx)
+            self.evaluate(stmt.test, env, ctx)
             self._forget_tested_grads(stmt.test, env)
             ctx = replace(ctx, blocks=ctx.blocks + (stmt,))
             then_env = self.run_block(stmt.body.body, env.copy(), ctx)
@@ -159,7 +159,7 @@ class Interpreter:
         if isinstance(stmt, cst.With):
             mode = ctx.no_grad
             for item in stmt.items:
-                self.eval(item.item, env, ctx)
+                self.evaluate(item.item, env, ctx)
                 found = self._grad_mode_of(item.item)
                 if found is not None:
                     mode = found
@@ -226,9 +226,9 @@ class Interpreter:
         loops = ctx.loops + (stmt,)
         blocks = ctx.blocks + (stmt,)
         if isinstance(stmt, cst.For):
-            iterable = self.eval(stmt.iter, env, ctx)
+            iterable = self.evaluate(stmt.iter, env, ctx)
         else:
-            self.eval(stmt.test, env, ctx)
+            self.evaluate(stmt.test, env, ctx)
             iterable = UNKNOWN
         current = env.copy()
         for loop_pass in (0, 1):
@@ -263,12 +263,12 @@ class Interpreter:
 
     def run_small(self, small, env: Env, ctx: Context) -> None:
         if isinstance(small, cst.Expr):
-            self.eval(small.value, env, ctx, used=False)
+            self.evaluate(small.value, env, ctx, used=False)
         elif isinstance(small, cst.Assign):
             # `_ = f()` throws the value away on purpose.
             discarded = all(isinstance(t.target, cst.Name) and t.target.value == "_"
                             for t in small.targets)
-            value = self.eval(small.value, env, ctx, used=not discarded)
+            value = self.evaluate(small.value, env, ctx, used=not discarded)
             accumulated = _self_addition(small)
             if accumulated is not None:
                 # `total = total + loss`
@@ -281,13 +281,13 @@ class Interpreter:
                 self.assign(target.target, value, small.value, env, ctx)
         elif isinstance(small, cst.AnnAssign):
             if small.value is not None:
-                value = self.eval(small.value, env, ctx)
+                value = self.evaluate(small.value, env, ctx)
                 self.assign(small.target, value, small.value, env, ctx)
         elif isinstance(small, cst.AugAssign):
             self.run_augassign(small, env, ctx)
         elif isinstance(small, cst.Return):
             if small.value is not None:
-                self.eval(small.value, env, ctx)
+                self.evaluate(small.value, env, ctx)
         elif isinstance(small, (cst.Import, cst.ImportFrom)):
             self._names.add_import(small)
             for alias in small.names if not isinstance(small.names, cst.ImportStar) else ():
@@ -298,7 +298,7 @@ class Interpreter:
             if isinstance(small.target, cst.Name):
                 env.names.pop(small.target.value, None)
             elif isinstance(small.target, cst.Attribute) and small.target.attr.value == "grad":
-                owner = self.eval(small.target.value, env, ctx)
+                owner = self.evaluate(small.target.value, env, ctx)
                 if isinstance(owner, TensorFacts):
                     env.update_tensor(owner.tid, replace(owner, grad="none"))
         elif isinstance(small, (cst.Global, cst.Nonlocal)):
@@ -306,8 +306,8 @@ class Interpreter:
                 env.names[item.name.value] = UNKNOWN
 
     def run_augassign(self, small: cst.AugAssign, env: Env, ctx: Context) -> None:
-        target = self.eval(small.target, env, ctx)
-        operand = self.eval(small.value, env, ctx)
+        target = self.evaluate(small.target, env, ctx)
+        operand = self.evaluate(small.value, env, ctx)
         op = _AUG_OPS.get(type(small.operator), "op=")
         if isinstance(target, TensorFacts) and op == "@=":
             # `a @= b` is not in place: it rebinds `a` to a new product.
@@ -353,16 +353,16 @@ class Interpreter:
                 for element in elements:
                     self.assign(element.value, UNKNOWN, value_node, env, ctx)
         elif isinstance(target, cst.Attribute):
-            receiver = self.eval(target.value, env, ctx)
+            receiver = self.evaluate(target.value, env, ctx)
             attr = target.attr.value
             self.trace.events.append(AttrAssignEvent(target, ctx, receiver, attr, value, value_node))
             if isinstance(receiver, TensorFacts):
                 self._apply_attr_assign(receiver, attr, value, value_node, env)
         elif isinstance(target, cst.Subscript):
-            receiver = self.eval(target.value, env, ctx)
+            receiver = self.evaluate(target.value, env, ctx)
             for element in target.slice:
                 if isinstance(element.slice, cst.Index):
-                    self.eval(element.slice.value, env, ctx)
+                    self.evaluate(element.slice.value, env, ctx)
             if isinstance(receiver, TensorFacts) and not rebinding:
                 self._inplace(target, ctx, receiver, target.value, "setitem", env)
                 env.update_tensor(receiver.tid, self.inplace_result(receiver, value, ctx))
@@ -407,7 +407,7 @@ class Interpreter:
 
     # -- expressions -----------------------------------------------------------------
 
-    def eval(self, node, env: Env, ctx: Context, used: bool = True) -> Value:
+    def evaluate(self, node, env: Env, ctx: Context, used: bool = True) -> Value:
         self._env = env
         if isinstance(node, cst.Name):
             value = env.names.get(node.value, UNKNOWN)
@@ -418,12 +418,12 @@ class Interpreter:
         if isinstance(node, cst.Attribute):
             return self.eval_attribute(node, env, ctx)
         if isinstance(node, cst.BinaryOperation):
-            left = self.eval(node.left, env, ctx)
-            right = self.eval(node.right, env, ctx)
+            left = self.evaluate(node.left, env, ctx)
+            right = self.evaluate(node.right, env, ctx)
             op = _BINARY_OPS.get(type(node.operator))
             return self.binary(op, left, right, ctx) if op else UNKNOWN
         if isinstance(node, cst.UnaryOperation):
-            operand = self.eval(node.expression, env, ctx)
+            operand = self.evaluate(node.expression, env, ctx)
             if isinstance(node.operator, cst.Minus):
                 if isinstance(operand, TensorFacts):
                     return self.derived("neg", [operand], ctx, shape=operand.shape, dtype=operand.dtype)
@@ -440,7 +440,7 @@ class Interpreter:
         if isinstance(node, (cst.Tuple, cst.List)):
             items = []
             for element in node.elements:
-                value = self.eval(element.value, env, ctx)
+                value = self.evaluate(element.value, env, ctx)
                 if isinstance(element, cst.StarredElement):
                     return UNKNOWN
                 items.append(value)
@@ -448,8 +448,8 @@ class Interpreter:
         if isinstance(node, cst.Subscript):
             return self.eval_subscript(node, env, ctx)
         if isinstance(node, cst.Comparison):
-            values = [self.eval(node.left, env, ctx)]
-            values += [self.eval(c.comparator, env, ctx) for c in node.comparisons]
+            values = [self.evaluate(node.left, env, ctx)]
+            values += [self.evaluate(c.comparator, env, ctx) for c in node.comparisons]
             tensors = [v for v in values if isinstance(v, TensorFacts)]
             if tensors and all(isinstance(v, (TensorFacts, NumberValue)) for v in values):
                 return self.new_tensor(ctx, requires_grad=False, is_leaf=True, dtype="bool",
@@ -457,25 +457,25 @@ class Interpreter:
                                        reason="never")
             return UNKNOWN
         if isinstance(node, cst.IfExp):
-            self.eval(node.test, env, ctx)
-            return join(self.eval(node.body, env, ctx), self.eval(node.orelse, env, ctx))
+            self.evaluate(node.test, env, ctx)
+            return join(self.evaluate(node.body, env, ctx), self.evaluate(node.orelse, env, ctx))
         if isinstance(node, (cst.Lambda, cst.SimpleString, cst.ConcatenatedString)):
             return UNKNOWN
         # Anything else: look inside for calls (their events matter), know nothing of the result.
         for child in node.children:
             if isinstance(child, cst.BaseExpression):
-                self.eval(child, env, ctx)
+                self.evaluate(child, env, ctx)
             elif isinstance(child, (cst.Arg, cst.Element, cst.CompFor, cst.DictElement,
                                     cst.FormattedStringExpression)):
                 for sub in child.children:
                     if isinstance(sub, cst.BaseExpression):
-                        self.eval(sub, env, ctx)
+                        self.evaluate(sub, env, ctx)
         return UNKNOWN
 
     def eval_attribute(self, node: cst.Attribute, env: Env, ctx: Context) -> Value:
         if self._names.qualname(node) is not None:
             return UNKNOWN        # a torch name such as torch.float32
-        receiver = self.eval(node.value, env, ctx)
+        receiver = self.evaluate(node.value, env, ctx)
         attr = node.attr.value
         if isinstance(receiver, TensorFacts):
             if attr == "grad":
@@ -493,17 +493,17 @@ class Interpreter:
         return UNKNOWN
 
     def eval_subscript(self, node: cst.Subscript, env: Env, ctx: Context) -> Value:
-        base = self.eval(node.value, env, ctx)
+        base = self.evaluate(node.value, env, ctx)
         index = None
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
-                value = self.eval(element.slice.value, env, ctx)
+                value = self.evaluate(element.slice.value, env, ctx)
                 if len(node.slice) == 1 and isinstance(value, NumberValue):
                     index = value
             else:
                 for part in (element.slice.lower, element.slice.upper, element.slice.step):
                     if part is not None:
-                        self.eval(part, env, ctx)
+                        self.evaluate(part, env, ctx)
         if isinstance(base, SequenceValue) and index is not None and isinstance(index.value, int):
             if -len(base.items) <= index.value < len(base.items):
                 return base.items[index.value]
@@ -543,12 +543,12 @@ class Interpreter:
         receiver = None
         if qualname is None and isinstance(func, cst.Attribute):
             method = func.attr.value
-            receiver = self.eval(func.value, env, ctx)
+            receiver = self.evaluate(func.value, env, ctx)
         if method is not None:
             self._forget_mutated_list(func.value, env)
         args, kwargs = [], {}
         for arg in node.args:
-            value = self.eval(arg.value, env, ctx)
+            value = self.evaluate(arg.value, env, ctx)
             if qualname is None:
                 # A function we do not model may append to a list it is given.
                 self._forget_mutated_list(arg.value, env)
