@@ -69,8 +69,27 @@ class GradNoneZero(Rule):
             "opt.zero_grad()\n"
             "w.grad.add_(1.0)\n",
             Raises("AttributeError", RUNTIME.format(attr="add_")), line=7),
+        Example(
+            # The article's advice, "zero the gradient before each backward", applied
+            # to a fresh leaf: its .grad is still None on the first iteration.
+            "import torch\n"
+            "w = torch.tensor([1.0], requires_grad=True)\n"
+            "for _ in range(3):\n"
+            "    loss = w * 2\n"
+            "    w.grad.zero_()\n"
+            "    loss.backward()\n",
+            Raises("AttributeError", RUNTIME.format(attr="zero_")), line=5, source="seed:000 2.3"),
     )
     good = (
+        Example(
+            "import torch\n"
+            "w = torch.tensor([1.0], requires_grad=True)\n"
+            "loss = w * 2\n"
+            "loss.backward()\n"
+            "w.grad.zero_()\n"
+            "loss = w * 2\n"
+            "loss.backward()\n",
+            source="seed:000 2.3"),
         Example(
             "import torch\n"
             "x = torch.tensor(1.0, requires_grad=True)\n"

@@ -83,6 +83,28 @@ class NonleafGrad(Rule):
             "w = torch.rand(3, requires_grad=True).float()\n"
             "(w * 2).sum().backward()\n"
             "print(w.grad)\n"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor([2.0], requires_grad=True)\n"
+            "y = x ** 2\n"
+            "print(y.grad_fn)\n",
+            source="seed:000 1"),
+        Example(
+            "import torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "y = torch.tensor([3.0, 4.0], requires_grad=True)\n"
+            "z = x * y\n"
+            "out = z.sum()\n"
+            "print(f'x is a leaf: {x.is_leaf}')\n"
+            "print(f'z is a leaf: {z.is_leaf}')\n",
+            source="seed:002 1"),
+        Example(
+            # The article draws this graph with torchviz's make_dot, which is not a
+            # dependency here; the hover draws the same graph without running anything.
+            "import torch\n"
+            "x = torch.tensor([1.0], requires_grad=True)\n"
+            "y = x ** 2 + x * 3\n",
+            source="seed:000 3.1"),
     )
 
     def check(self, trace, locale):

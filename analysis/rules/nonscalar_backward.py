@@ -69,6 +69,8 @@ class NonscalarBackward(Rule):
             "except RuntimeError as e:\n"
             "    print(e)\n"
             "    raise\n",
+            # The article prints the error and goes on; re-raised here so that the
+            # proof sees it.
             Raises("RuntimeError", RUNTIME), line=5, source="seed:002 3.1"),
         Example(
             "import torch as T\n"
