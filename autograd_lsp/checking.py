@@ -17,6 +17,7 @@ from analysis import Analyzer, Finding, Settings
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.sources import SourceError, read_source, write_source
+from autograd_lsp.startup import settle
 
 # Below this many files to analyse, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 8
@@ -75,6 +76,9 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
     if workers > 1 and len(todo) >= PARALLEL_MIN_FILES:
         # Largest first, so that one big file does not finish alone at the end.
         todo.sort(key=lambda n: -_size(jobs[n]))
+        # Forked workers share the imported modules; frozen, the collector never
+        # touches (and so never copies) them in a worker.
+        settle()
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
             futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text): n
                        for n in todo}
