@@ -271,6 +271,10 @@ class Analyzer:
             part = ParsedChunk(chunk.text, module, summary=summarize_chunk(tree, chunk.text))
         except cst.ParserSyntaxError as exc:
             part = ParsedChunk(chunk.text, None, _first_line(exc.message), exc.raw_line, exc.raw_column)
+        except SyntaxError as exc:
+            # libcst's node validation (`b'' ''` concatenates bytes and str) raises a
+            # SyntaxError of its own, without positions.
+            part = ParsedChunk(chunk.text, None, _first_line(str(exc)))
         except (RecursionError, MemoryError, ValueError) as exc:
             part = ParsedChunk(chunk.text, None, f"cannot parse: {type(exc).__name__}")
         self._parsed[key] = part

@@ -211,15 +211,28 @@ class Interpreter:
     def _forget_tested_grads(test, env: Env) -> None:
         """`if x.grad is not None:` and the like: the branches know more than we
         track, so `.grad` of every tensor the test reads becomes unknown."""
+        if not any(isinstance(v, TensorFacts) and v.grad is not None for v in env.names.values()):
+            return
+        # The expression forms a test is made of; libcst's generic `children` is slow.
         stack = [test]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Attribute) and node.attr.value == "grad" \
-                    and isinstance(node.value, cst.Name):
-                value = env.names.get(node.value.value)
-                if isinstance(value, TensorFacts) and value.grad is not None:
-                    env.update_tensor(value.tid, replace(value, grad=None))
-            stack.extend(c for c in node.children if isinstance(c, cst.CSTNode))
+            if isinstance(node, cst.Attribute):
+                if node.attr.value == "grad" and isinstance(node.value, cst.Name):
+                    value = env.names.get(node.value.value)
+                    if isinstance(value, TensorFacts) and value.grad is not None:
+                        env.update_tensor(value.tid, replace(value, grad=None))
+                stack.append(node.value)
+            elif isinstance(node, cst.Comparison):
+                stack.append(node.left)
+                stack.extend(c.comparator for c in node.comparisons)
+            elif isinstance(node, cst.BooleanOperation):
+                stack.extend((node.left, node.right))
+            elif isinstance(node, cst.UnaryOperation):
+                stack.append(node.expression)
+            elif isinstance(node, cst.Call):
+                stack.append(node.func)
+                stack.extend(a.value for a in node.args)
 
     def run_loop(self, stmt, env: Env, ctx: Context) -> Env:
         self.trace.events.append(LoopEvent(stmt, ctx))

@@ -22,7 +22,8 @@ def parses(text: str) -> bool:
     try:
         cst.parse_module(text)
         return True
-    except (cst.ParserSyntaxError, RecursionError, ValueError):
+    except (cst.ParserSyntaxError, SyntaxError, RecursionError, ValueError):
+        # SyntaxError: libcst's validation errors (`b'' ''`)
         return False
 
 
