@@ -176,31 +176,3 @@ def join(a: Value, b: Value) -> Value:
 
 def _same(x, y):
     return x if x == y else None
-
-
-def with_changes(value: TensorFacts, **changes) -> TensorFacts:
-    return replace(value, **changes)
-
-
-def describe(value: Value) -> dict:
-    """Plain facts for hovers and debugging."""
-    if isinstance(value, TensorFacts):
-        return {
-            "kind": "tensor",
-            "requires_grad": value.requires_grad,
-            "is_leaf": value.is_leaf,
-            "dtype": value.dtype,
-            "shape": value.shape,
-            "grad_fn": value.grad_fn,
-            "graph_freed": value.graph_freed,
-            "no_grad_reason": value.no_grad_reason,
-            "device": value.device,
-            "grad": value.grad,
-        }
-    if isinstance(value, ModuleValue):
-        return {"kind": "module", "class": value.cls}
-    if isinstance(value, OptimizerValue):
-        return {"kind": "optimizer"}
-    if isinstance(value, NumberValue):
-        return {"kind": "number", "type": value.kind}
-    return {"kind": "unknown"}
