@@ -20,7 +20,6 @@ from analysis.facts import ModuleValue, OptimizerValue, Value
 from analysis.edits import newline_of, source_lines
 from analysis.findings import Finding, Fix, TextEdit
 from analysis.interpreter import Env, Interpreter
-from analysis.names import Names
 from analysis.rule import Edit, Report, Rule
 from analysis.rules import all_rules
 from analysis.settings import Settings

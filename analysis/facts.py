@@ -5,7 +5,7 @@ whose shape is unknown is never called non-scalar.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional, Union
 
 Tri = Optional[bool]          # True / False / None (unknown)

@@ -729,7 +729,6 @@ class Interpreter:
                                    shape=base.shape if isinstance(base, TensorFacts) else None,
                                    ignore_no_grad=True)
         if qualname == "torch.autograd.grad":
-            outputs = args[0] if args else kwargs.get("outputs", UNKNOWN)
             create = _kwarg_bool(node, "create_graph")
             inputs = args[1] if len(args) > 1 else kwargs.get("inputs", UNKNOWN)
             shape = inputs.shape if isinstance(inputs, TensorFacts) else None
@@ -1356,7 +1355,6 @@ def _literal_shape_dtype(node) -> tuple:
 def _factory_shape(qualname: str, call: cst.Call, args: list) -> tuple | None:
     positional = _positional_nodes(call)
     if qualname == "torch.linspace" or qualname == "torch.logspace":
-        steps = args[2] if len(args) > 2 else None
         node = positional[2] if len(positional) > 2 else _kwarg_node(call, "steps")
         if isinstance(node, cst.Integer):
             return (_literal_number(node.value),)

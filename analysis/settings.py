@@ -5,7 +5,7 @@ I/O); they build a `Settings` and pass it in.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from analysis.findings import SEVERITIES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from analysis import torch_api as api
 from analysis.events import CallEvent
 from analysis.facts import SequenceValue, TensorFacts
-from analysis.rule import Clean, Edit, Example, FixSpec, Report, Rule, Warns
+from analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
 from analysis.rulekit import code_of
 
 WARNING = "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone()"

@@ -3,7 +3,7 @@ tensors the first backward freed."""
 from __future__ import annotations
 
 from analysis.events import CallEvent
-from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
 from analysis.rulekit import backward_target, code_of, target_node, with_keyword
 
 RUNTIME = "Trying to backward through the graph a second time"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from analysis.events import CallEvent, GradAttr
-from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
 from analysis.rulekit import code_of
 
 RUNTIME = "'NoneType' object has no attribute '{attr}'"

@@ -5,7 +5,7 @@ import libcst as cst
 
 from analysis.events import CallEvent
 from analysis.facts import TensorFacts
-from analysis.rule import Clean, Example, Raises, Report, Rule
+from analysis.rule import Example, Raises, Report, Rule
 from analysis.rulekit import backward_target, code_of
 
 RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"

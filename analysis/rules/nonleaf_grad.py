@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from analysis.events import AttrReadEvent, CallEvent
 from analysis.facts import TensorFacts
-from analysis.rule import Clean, Edit, Example, FixSpec, Report, Rule, Warns
+from analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
 from analysis.rulekit import code_of, is_tensor_backward
 
 WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analysis.events import CallEvent
 from analysis.facts import TensorFacts
-from analysis.rule import Clean, Edit, Example, FixSpec, Raises, Report, Rule
+from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
 from analysis.rulekit import code_of, is_tensor_backward, shape_text, torch_name
 
 RUNTIME = "grad can be implicitly created only for scalar outputs"
