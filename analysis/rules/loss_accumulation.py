@@ -33,11 +33,11 @@ class LossAccumulation(Rule):
     }
     messages = {
         "en": {"message": "`{total}` accumulates `{loss}`, a tensor with a graph: every iteration's "
-                          "graph stays alive; add `{loss}.item()` instead",
+                          "graph stays alive; add `{loss}.item()` or `{loss}.detach()` instead",
                "fix": "Accumulate the number: {loss}.item()",
                "fix_detach": "Accumulate without the graph: {loss}.detach()"},
         "zh": {"message": "`{total}` 累加的 `{loss}` 是带计算图的张量：每次迭代的图都会保持存活；"
-                          "请改为累加 `{loss}.item()`",
+                          "请改为累加 `{loss}.item()` 或 `{loss}.detach()`",
                "fix": "累加数值：{loss}.item()",
                "fix_detach": "累加时去掉计算图：{loss}.detach()"},
     }
