@@ -1,182 +1,185 @@
-"""From source text to findings, one chunk at a time, with caches.
+"""From source text to findings.
 
 `Analyzer` keeps what it learnt about the previous versions of one document:
-parsed chunks by text, and each chunk's results by (text, facts flowing in,
-module summary). After an edit only the chunks whose text or incoming facts
-changed are analysed again; a `def` chunk does not depend on the module-level
-facts before it, so an edit inside one function re-analyses that function.
+the chunks (top-level statements) and their `ast` parses, cached by text, so
+that an edit inside one function re-parses that function only.
+
+An analysis runs the module's code in order (analysis/walker.py), following the
+calls it makes into functions and classes of the file and of the project; then
+every function or method no call reached runs on its own, with unknown
+parameters; then every rule reads the trace. Findings are placed through the
+chunk holding their node: a node in another file is reported at the call in
+this file that led to it.
 """
 from __future__ import annotations
 
 import ast
 import re
+import warnings
 from dataclasses import dataclass, field, replace
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
-
 from analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
-from analysis.facts import ModuleValue, OptimizerValue, Value
 from analysis.edits import newline_of, source_lines
+from analysis.facts import ClassValue, FunctionValue, ObjectRef
 from analysis.findings import Finding, Fix, TextEdit
-from analysis.interpreter import Env, Interpreter
 from analysis.rule import Edit, Report, Rule
 from analysis.rules import all_rules
 from analysis.settings import Settings
-from analysis.summary import ChunkSummary, ModuleSummary, summarize_chunk
+from analysis.state import State
 from analysis.suppression import is_suppressed
+from analysis.trace import CallSite, Context, Trace
+from analysis.walker import Frame, ModuleContext, Walker
 
 SYNTAX_CODE = "AG001"
 SYNTAX_NAME = "syntax-error"
 
 
-@dataclass
+@dataclass(eq=False)
 class ParsedChunk:
+    """One chunk's text and its parse. Shared by every version of the document
+    that holds the same text (at whatever line)."""
     text: str
-    module: cst.Module | None
+    tree: ast.Module | None
+    key: tuple = ()
     error: str | None = None
     error_line: int = 1          # relative to the chunk
     error_column: int = 0
-    summary: ChunkSummary = ChunkSummary()
-    _positions: dict | None = None
+    _lines: list | None = None
+    _cst: object = None
 
     @property
-    def function_names(self) -> tuple:
-        return tuple(s.name.value for s in self.module.body if isinstance(s, cst.FunctionDef))
+    def lines(self) -> list:
+        if self._lines is None:
+            self._lines = source_lines(self.text)
+        return self._lines
 
-    @property
-    def is_definition(self) -> bool:
-        """Only `def`/`class` statements: module-level facts do not flow through it."""
-        return all(isinstance(s, (cst.FunctionDef, cst.ClassDef)) for s in self.module.body)
+    def column(self, line: int, byte_column: int) -> int:
+        """`ast` counts columns in UTF-8 bytes; findings count code points."""
+        if not 1 <= line <= len(self.lines):
+            return byte_column
+        text = self.lines[line - 1]
+        if text.isascii():
+            return byte_column
+        return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
 
-    def positions(self) -> dict:
-        """Node -> CodeRange, resolved on first need (only chunks with findings pay)."""
-        if self._positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        return self._positions
-
-
-@dataclass
-class ChunkResult:
-    env_in: Env
-    env_out: Env
-    # Findings with lines relative to the chunk (1 = its first line).
-    findings: tuple
-    seen: dict
-    # What the chunk asked of the module summary, and the answers: (member, args) -> answer.
-    reads: dict
-    # The summary version these results were last known valid for.
-    summary_version: int
-    part: ParsedChunk
-    # Calls of this module's functions: (function name, positional argument facts).
-    calls: tuple = ()
+    def span(self, node) -> tuple[int, int, int, int]:
+        """(line, column, end line, end column) of a node, relative to the chunk."""
+        line, end_line = node.lineno, getattr(node, "end_lineno", None) or node.lineno
+        column = self.column(line, node.col_offset)
+        end_column = self.column(end_line, getattr(node, "end_col_offset", None) or node.col_offset)
+        return line, column, end_line, end_column
 
 
 @dataclass
 class Analysis:
-    findings: list[Finding]
-    # (start_line, ParsedChunk, facts of Name nodes) for hovers
+    findings: list
+    # (start_line, ParsedChunk) of the chunks analysed, for hovers
     chunks: list = field(default_factory=list)
+    seen: dict = field(default_factory=dict)
+    trace: Trace | None = None
 
 
 class Analyzer:
     """Analyses successive versions of one document, reusing unchanged work."""
 
-    def __init__(self, rules: tuple[Rule, ...] | None = None):
+    def __init__(self, rules: tuple[Rule, ...] | None = None, workspace=None):
         self.rules = rules if rules is not None else all_rules()
+        self.workspace = workspace
         self._splitter = ChunkSplitter()
         self._parsed: dict[tuple, ParsedChunk] = {}
-        self._results: dict[tuple, ChunkResult] = {}
-        self._context_results: dict[tuple, tuple] = {}
-        self._kept_context: dict[tuple, tuple] = {}
-        self._older_results: dict[tuple, ChunkResult] = {}
-        self._summary_parts: tuple | None = None
-        self._summary = ModuleSummary()
-        self._summary_version = 0
-        self._summary_answers: dict = {}
         self.last: Analysis | None = None
         # Exceptions raised by the analysis itself (bugs of ours), newest last.
         self.internal_errors: list[tuple[int, str]] = []
+        # Paths of the project's modules the last analysis read.
+        self.dependencies: set = set()
 
-    def analyze(self, source: str, settings: Settings | None = None) -> list[Finding]:
+    def analyze(self, source: str, settings: Settings | None = None, path: str | None = None) -> list[Finding]:
         settings = settings or Settings()
-        if "torch" not in source:
+        if "torch" not in source and ".backward(" not in source:
             # Every fact the rules need starts from a torch name: a file that never
-            # mentions torch has nothing to report but its syntax, which `ast` checks
-            # in a fraction of a libcst parse.
+            # mentions torch has nothing to report but its syntax, which `ast` checks.
             out = self._final(_python_syntax_findings(source), source, settings)
             self.last = Analysis(out, [])
             return out
         chunks, parsed = self._chunks_and_parses(source)
-        summary_version = self._summary_version_of(parsed)
-
         findings: list[Finding] = []
-        env = Env()
-        kept_results: dict[tuple, ChunkResult] = {}
-        view = []
-        occurrences: dict[str, int] = {}
-        # Where each chunk analysed so far starts in this version: a finding may
-        # point into an earlier chunk (the in-place op a later backward trips on).
-        starts: dict[int, int] = {}
-        earlier: list[ParsedChunk] = []
-        definitions = []
-        module_objects = _ModuleObjects()
         for chunk, part in zip(chunks, parsed):
-            if part.module is None:
-                if part.error is not None:
-                    findings.append(self._syntax_finding(chunk, part))
-                continue
-            # Identical chunks (two `optimizer.step()` lines) need distinct tensor ids.
-            occurrence = occurrences.get(chunk.text, 0)
-            occurrences[chunk.text] = occurrence + 1
-            starts[id(part)] = chunk.start_line
-            if part.is_definition:
-                # Analysed after the module code: functions run when called, and see
-                # the models and optimizers the module builds, wherever it builds them.
-                definitions.append((chunk, part, occurrence))
-                continue
-            result = self._chunk_result(chunk, part, occurrence, env, summary_version,
-                                        settings.locale, kept_results, earlier)
-            earlier.append(part)
-            env = result.env_out
-            module_objects.note(env)
-            view.append((chunk.start_line, part, result.seen))
-            findings.extend(placed.place(starts) for placed in result.findings)
-        function_env = Env(module_objects.consistent())
-        calls = []
-        for result in kept_results.values():
-            calls.extend(result.calls)
-        for chunk, part, occurrence in definitions:
-            result = self._chunk_result(chunk, part, occurrence, function_env, summary_version,
-                                        settings.locale, kept_results, earlier)
-            earlier.append(part)
-            view.append((chunk.start_line, part, result.seen))
-            findings.extend(placed.place(starts) for placed in result.findings)
-            calls.extend(result.calls)
-        # Functions again, with what the calls in this file pass them.
-        self._kept_context = {}
-        contexts = _call_contexts(calls)
-        for chunk, part, occurrence in definitions:
-            parameters = {name: contexts[name] for name in part.function_names if name in contexts}
-            if parameters:
-                placed = self._in_context(chunk, part, occurrence, function_env, parameters,
-                                          summary_version, settings.locale, earlier)
-                findings.extend(p.place(starts) for p in placed)
-        self._context_results = self._kept_context
-        findings = [f for f in findings if f is not None]
-        view.sort(key=lambda item: item[0])
-        # Keep this version's results and the previous version's: breaking a line and
-        # repairing it brings the old chunks back.
-        self._older_results = self._results
-        self._results = kept_results
+            if part.tree is None and part.error is not None:
+                findings.append(self._syntax_finding(chunk, part))
+        starts = {id(part): chunk.start_line for chunk, part in zip(chunks, parsed) if part.tree is not None}
+        trace = Trace(mentions_backward=".backward(" in source)
+        walker = Walker(trace)
+        try:
+            self._run(walker, chunks, parsed, path)
+        except RecursionError:
+            self.internal_errors.append((1, "RecursionError"))
+        except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
+            self.internal_errors.append((1, f"{type(exc).__name__}: {exc}"))
+        trace.torch_name = walker.torch_name
+        for rule in self.rules:
+            try:
+                for report in rule.check(trace, settings.locale):
+                    placed = self._place(rule, report, starts)
+                    if placed is not None:
+                        findings.append(placed)
+            except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
+                self.internal_errors.append((1, f"{rule.name}: {type(exc).__name__}: {exc}"))
+        out = self._final(findings, source, settings)
         live = {c.text for c in chunks}
         if len(self._parsed) > 2 * len(live) + 64:
             self._parsed = {k: p for k, p in self._parsed.items() if k[0] in live}
-
-        out = self._final(findings, source, settings)
-        self.last = Analysis(out, view)
+        self.last = Analysis(out, [(c.start_line, p) for c, p in zip(chunks, parsed) if p.tree is not None],
+                             walker.seen, trace)
         return out
+
+    # -- running ---------------------------------------------------------------------------
+
+    def _run(self, walker: Walker, chunks, parsed, path) -> None:
+        module = ModuleContext("__main__", path, self._resolver())
+        state = State()
+        ctx = Context(no_grad=False)
+        frames = []
+        for chunk, part in zip(chunks, parsed):
+            if part.tree is None:
+                continue
+            frame = Frame(None, part, None, prefix=part.key, module=module)
+            frames.append(frame)
+            walker.run_module(part.tree, state, frame, ctx)
+            if not state.reachable:
+                # `sys.exit()` or a raise at module level: what follows is still
+                # code the user wants checked.
+                state.reachable = True
+        walker.torch_name = _torch_name(state.names)
+        self._run_alone(walker, state, frames, module)
+
+    def _run_alone(self, walker: Walker, state: State, frames: list, module) -> None:
+        """Every function and method no call reached, with unknown parameters."""
+        ctx = Context(no_grad=None)
+        followed = walker.followed_functions
+        for frame in frames:
+            for node in frame.source.tree.body:
+                for function, owner in _definitions(node, state.names):
+                    if function in followed or function.node in walker.followed_nodes:
+                        continue
+                    receiver = None
+                    if owner is not None:
+                        receiver = _instance_for_alone_run(walker, owner, state, frame)
+                    run_state = state.copy()
+                    alone_frame = Frame(None, frame.source, None, prefix=("alone",) + frame.source.key,
+                                        module=module)
+                    walker.run_alone(function, receiver, run_state, alone_frame, ctx)
+
+    def _resolver(self):
+        if self.workspace is None:
+            return None
+        def resolve(name, level, from_path):
+            found = self.workspace.module_namespace(name, level, from_path)
+            if found is not None:
+                self.dependencies.add(found.path)
+            return found
+        return resolve
+
+    # -- parsing ---------------------------------------------------------------------------------
 
     def _chunks_and_parses(self, source: str):
         """The chunks of `source` and their parses; a chunk that does not parse is cut
@@ -192,32 +195,37 @@ class Analyzer:
             chunk = pending.pop()
             occurrence = occurrences.get(chunk.text, 0)
             part = self._parse(chunk, occurrence)
-            if part.module is None and chunk.recovery_lines:
+            if part.tree is None and chunk.recovery_lines:
                 pieces = cut_at_recovery_lines(chunk)
                 pieces.reverse()
                 pending.extend(pieces)
                 continue
             occurrences[chunk.text] = occurrence + 1
-            if part.module is None and chunk.recovery_lines:
-                pieces = cut_at_recovery_lines(chunk)
-                pieces.reverse()
-                pending.extend(pieces)
-                continue
             chunks.append(chunk)
             parsed.append(part)
         return chunks, parsed
 
-    def _summary_version_of(self, parsed: list[ParsedChunk]) -> int:
-        """A number that changes exactly when the module summary does (cheap to hash)."""
-        parts = tuple(p.summary for p in parsed if p.module is not None)
-        if parts != self._summary_parts:
-            summary = ModuleSummary.merge(list(parts))
-            self._summary_parts = parts
-            if summary != self._summary:
-                self._summary = summary
-                self._summary_version += 1
-                self._summary_answers = {}
-        return self._summary_version
+    def _parse(self, chunk: Chunk, occurrence: int = 0) -> ParsedChunk:
+        key = (chunk.text, occurrence)
+        cached = self._parsed.get(key)
+        if cached is not None:
+            return cached
+        ident = (hash(chunk.text), occurrence)
+        try:
+            with warnings.catch_warnings():
+                # CPython's own SyntaxWarnings name a file and line that are not the user's.
+                warnings.simplefilter("ignore")
+                tree = ast.parse(chunk.text)
+            part = ParsedChunk(chunk.text, tree, ident)
+        except SyntaxError as exc:
+            part = ParsedChunk(chunk.text, None, ident, _syntax_message(exc), exc.lineno or 1,
+                               max((exc.offset or 1) - 1, 0))
+        except (RecursionError, MemoryError, ValueError) as exc:
+            part = ParsedChunk(chunk.text, None, ident, f"cannot parse: {type(exc).__name__}")
+        self._parsed[key] = part
+        return part
+
+    # -- findings -------------------------------------------------------------------------------
 
     def _final(self, findings: list[Finding], source: str, settings: Settings) -> list[Finding]:
         """Sorted, deduplicated findings that the settings enable and no comment suppresses."""
@@ -238,190 +246,62 @@ class Analyzer:
             seen_keys.add(key)
             severity = settings.severity_for(f.code, f.name, f.severity)
             if severity != f.severity:
-                f = _replace_severity(f, severity)
+                f = replace(f, severity=severity)
             out.append(f)
         return out
 
-    def facts_at(self, line: int, column: int) -> tuple[str, Value] | None:
+    def _place(self, rule: Rule, report: Report, starts: dict) -> Finding | None:
+        node, source = _in_document(report.node, report.at, starts)
+        if node is None:
+            return None
+        base = starts[id(source)] - 1
+        line, column, end_line, end_column = source.span(node)
+        fixes = []
+        if node is report.node:
+            for spec in report.fixes:
+                edits = []
+                for edit in spec.edits:
+                    edit_source = edit.at.ctx.source if edit.at is not None else source
+                    if id(edit_source) not in starts:
+                        break
+                    made = _edit(edit, edit_source, starts[id(edit_source)] - 1)
+                    if made is None:
+                        break
+                    edits.append(made)
+                else:
+                    fixes.append(Fix(spec.title, tuple(edits), spec.safe))
+        return Finding(rule.code, rule.name, rule.severity, report.message, line + base, column,
+                       end_line + base, end_column, tuple(fixes))
+
+    def facts_at(self, line: int, column: int):
         """The name at (1-based line, code-point column) and its facts, from the last analysis."""
         if self.last is None:
             return None
-        for start, part, seen in self.last.chunks:
-            if not (start <= line < start + part.text.count("\n") + 1):
-                continue
-            positions = part.positions()
+        for start, part in self.last.chunks:
             rel = line - start + 1
-            for node, value in seen.items():
-                pos = positions.get(node)
-                if pos and pos.start.line == rel and pos.start.column <= column <= pos.end.column:
-                    return node.value, value
+            if not 1 <= rel <= len(part.lines):
+                continue
+            for node in ast.walk(part.tree):
+                if isinstance(node, ast.Name):
+                    name, where = node.id, node
+                elif isinstance(node, ast.arg):
+                    name, where = node.arg, node
+                else:
+                    continue
+                if where.lineno != rel:
+                    continue
+                start_col = part.column(rel, where.col_offset)
+                if start_col <= column <= start_col + len(name) and where in self.last.seen:
+                    return name, self.last.seen[where]
         return None
-
-    # -- steps ---------------------------------------------------------------------
-
-    def _parse(self, chunk: Chunk, occurrence: int = 0) -> ParsedChunk:
-        key = (chunk.text, occurrence)
-        cached = self._parsed.get(key)
-        if cached is not None:
-            return cached
-        tree, refusal = _python_parse(chunk.text)
-        if refusal is not None:
-            # Too deep for libcst's parser, which crashes the process on deep nesting
-            # and is about quadratic in the length of an operator chain: the chunk is
-            # left unread (a syntax error when Python itself refuses it).
-            error, line, column = refusal
-            part = ParsedChunk(chunk.text, None, error, line, column)
-            self._parsed[key] = part
-            return part
-        try:
-            module = cst.parse_module(chunk.text)
-            part = ParsedChunk(chunk.text, module, summary=summarize_chunk(tree, chunk.text))
-        except cst.ParserSyntaxError as exc:
-            part = ParsedChunk(chunk.text, None, _first_line(exc.message),
-                               *_syntax_position(exc, chunk.text))
-        except SyntaxError as exc:
-            # libcst's node validation (`b'' ''` concatenates bytes and str) raises a
-            # SyntaxError of its own, without positions.
-            part = ParsedChunk(chunk.text, None, _first_line(str(exc)))
-        except (RecursionError, MemoryError, ValueError) as exc:
-            part = ParsedChunk(chunk.text, None, f"cannot parse: {type(exc).__name__}")
-        self._parsed[key] = part
-        return part
-
-    def _chunk_result(self, chunk, part, occurrence, env, summary_version, locale, kept,
-                      earlier) -> ChunkResult:
-        # For a definition, `env` holds the module's models and optimizers its
-        # functions may use; for module code, the facts flowing in.
-        is_definition = part.is_definition
-        key = (chunk.text, occurrence, is_definition, _env_key(env), locale)
-        for cached in (kept.get(key), self._results.get(key), self._older_results.get(key)):
-            # Same parsed module too: results hold its nodes (`seen`, loop ids in facts),
-            # which a re-parse after the parse cache dropped the text would not match.
-            if cached is None or cached.part is not part or not _same_env(cached.env_in, env):
-                continue
-            if cached.summary_version != summary_version and not self._same_answers(cached.reads):
-                continue
-            # Remember this very `env` as the input, so the next version's lookup is by identity.
-            hit = ChunkResult(env, env if is_definition else cached.env_out, cached.findings,
-                              cached.seen, cached.reads, summary_version, part, cached.calls)
-            kept[key] = hit
-            return hit
-        summary = _RecordingSummary(self._summary)
-        # Ids depend on the chunk's text and occurrence only, never on its index, so a
-        # result reused after chunks above it moved equals one computed afresh.
-        interpreter = Interpreter(summary, id_prefix=(hash(chunk.text), occurrence),
-                                  function_globals=env.names if is_definition else None)
-        try:
-            env_out = interpreter.run_module(part.module, env.copy() if not is_definition else Env())
-            if is_definition:
-                env_out = env
-            reports = []
-            for rule in self.rules:
-                for report in rule.check(interpreter.trace, locale):
-                    reports.append((rule, report))
-            findings = tuple(_place(rule, report, part, earlier) for rule, report in reports)
-        except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
-            # Stay quiet about this chunk rather than guess; keep the error for tests and logs.
-            self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
-            env_out, findings = (env if is_definition else _forget_all(env)), ()
-        result = ChunkResult(env, env_out, findings, interpreter.seen, summary.reads, summary_version,
-                             part, tuple(interpreter.calls))
-        kept[key] = result
-        return result
-
-    def _in_context(self, chunk, part, occurrence, env, parameters, summary_version, locale,
-                    earlier) -> tuple:
-        """Findings inside the functions of a definition chunk when their parameters
-        hold what every call in this file passes them (`normalize(x * 2)` hands
-        `normalize` a tensor that requires grad)."""
-        key = (chunk.text, occurrence, locale)
-        cached = self._context_results.get(key)
-        if cached is not None and cached[0] == parameters and cached[1] == summary_version \
-                and cached[2] is part and _same_env(cached[3], env):
-            self._kept_context[key] = cached
-            return cached[4]
-        interpreter = Interpreter(_RecordingSummary(self._summary), id_prefix=(hash(chunk.text), occurrence, "calls"),
-                                  function_globals=env.names, parameters=parameters)
-        try:
-            interpreter.run_module(part.module, Env())
-            findings = tuple(_place(rule, report, part, earlier)
-                             for rule in self.rules for report in rule.check(interpreter.trace, locale))
-        except Exception as exc:  # noqa: BLE001 - as in _chunk_result
-            self.internal_errors.append((chunk.start_line, f"{type(exc).__name__}: {exc}"))
-            findings = ()
-        self._kept_context[key] = (parameters, summary_version, part, env, findings)
-        return findings
-
-    def _same_answers(self, reads: dict) -> bool:
-        """Whether the current module summary answers a cached result's reads as before."""
-        memo = self._summary_answers
-        for question, answer in reads.items():
-            if question not in memo:
-                memo[question] = _ask(self._summary, question)
-            if memo[question] != answer:
-                return False
-        return True
 
     def _syntax_finding(self, chunk: Chunk, part: ParsedChunk) -> Finding:
         line = chunk.start_line + max(part.error_line, 1) - 1
+        lines = part.lines
+        rel = min(max(part.error_line, 1), len(lines))
+        column = min(part.error_column, len(lines[rel - 1])) if lines else 0
         return Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {part.error}",
-                       line, part.error_column, line, part.error_column + 1)
-
-
-@dataclass(frozen=True)
-class _Placed:
-    """A finding whose positions are relative to the chunks holding its nodes
-    (`anchor` for the finding, `edit_anchors` for each fix's edits), so that it
-    stays right when those chunks move."""
-    finding: Finding
-    anchor: ParsedChunk
-    edit_anchors: tuple
-
-    def place(self, starts: dict) -> Finding | None:
-        def offset(part):
-            start = starts.get(id(part))
-            return None if start is None else start - 1
-
-        base = offset(self.anchor)
-        if base is None:
-            return None
-        f = self.finding
-        fixes = []
-        for fix, anchors in zip(f.fixes, self.edit_anchors):
-            offsets = [offset(a) for a in anchors]
-            if None in offsets:
-                continue
-            fixes.append(Fix(fix.title, tuple(
-                TextEdit(e.line + o, e.column, e.end_line + o, e.end_column, e.new_text)
-                for e, o in zip(fix.edits, offsets)), fix.safe))
-        return Finding(f.code, f.name, f.severity, f.message, f.line + base, f.column,
-                       f.end_line + base, f.end_column, tuple(fixes))
-
-
-def _place(rule: Rule, report: Report, part: ParsedChunk, earlier: list) -> _Placed:
-    """Resolve a report's nodes to positions in whichever chunk holds them: this
-    one first, then the chunks before it, nearest first."""
-    def locate(node):
-        for candidate in (part, *reversed(earlier)):
-            positions = candidate.positions()
-            if node in positions:
-                return candidate, positions
-        raise LookupError("a reported node belongs to no analysed chunk")
-
-    anchor, positions = locate(report.node)
-    rng = positions[report.node]
-    fixes, edit_anchors = [], []
-    for spec in report.fixes:
-        edits, anchors = [], []
-        for edit in spec.edits:
-            owner, owner_positions = locate(edit.node)
-            edits.append(_edit(edit, owner_positions, owner.text))
-            anchors.append(owner)
-        fixes.append(Fix(spec.title, tuple(edits), spec.safe))
-        edit_anchors.append(tuple(anchors))
-    finding = Finding(rule.code, rule.name, rule.severity, report.message,
-                      rng.start.line, rng.start.column, rng.end.line, rng.end.column, tuple(fixes))
-    return _Placed(finding, anchor, tuple(edit_anchors))
+                       line, column, line, column + 1)
 
 
 def analyze(source: str, settings: Settings | None = None) -> list[Finding]:
@@ -429,70 +309,66 @@ def analyze(source: str, settings: Settings | None = None) -> list[Finding]:
     return Analyzer().analyze(source, settings)
 
 
-# -- helpers -------------------------------------------------------------------------
+# -- helpers -----------------------------------------------------------------------------------
 
-def _env_key(env: Env):
-    # Cheap, order-insensitive digest; the full comparison happens on a hit.
-    return (len(env.names), len(env.freed))
-
-
-def _same_env(a: Env, b: Env) -> bool:
-    # Unchanged chunks hand the very same Env object on, so identity settles most lookups.
-    return a is b or (a.names == b.names and a.freed == b.freed and a.clobbered == b.clobbered)
-
-
-class _RecordingSummary:
-    """The module summary as one chunk's interpreter sees it, noting every question
-    and answer. A cached result stays valid under a new summary that answers the
-    same questions the same way, so a change to one function's summary re-analyses
-    only the chunks that asked about that function."""
-
-    def __init__(self, summary: ModuleSummary):
-        self._summary = summary
-        self.reads: dict = {}
-
-    @property
-    def aliases(self):
-        return self._note(("aliases", None))
-
-    @property
-    def functions(self):
-        return self._note(("functions", None))
-
-    @property
-    def changes_default_dtype(self):
-        return self._note(("changes_default_dtype", None))
-
-    def function(self, name):
-        return self._note(("function", (name,)))
-
-    def effects(self, name, depth=3):
-        return self._note(("effects", (name, depth)))
-
-    def module_class(self, name):
-        return self._note(("module_class", (name,)))
-
-    @property
-    def mentions_backward(self):
-        return self._note(("mentions_backward", None))
-
-    def __getattr__(self, member):
-        # Anything this class does not know: depend on the whole summary.
-        self._note(("", None))
-        return getattr(self._summary, member)
-
-    def _note(self, question):
-        answer = _ask(self._summary, question)
-        self.reads[question] = answer
-        return answer
+def _in_document(node, at, starts: dict):
+    """(node, chunk) where a report belongs in this document: its own place, or
+    the call of this document through which it was reached."""
+    if at is None:
+        return None, None
+    ctx = at.ctx
+    if ctx.source is not None and id(ctx.source) in starts:
+        return node, ctx.source
+    for site in reversed(ctx.calls):
+        if isinstance(site, CallSite) and id(site.source) in starts:
+            return site.node, site.source
+    return None, None
 
 
-def _ask(summary: ModuleSummary, question):
-    member, args = question
-    if not member:
-        return summary
-    value = getattr(summary, member)
-    return value if args is None else value(*args)
+def _definitions(node, names: dict):
+    """(function, owning class or None) for a top-level def or class statement."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        value = names.get(node.name)
+        if isinstance(value, FunctionValue) and value.node is node:
+            yield value, None
+    elif isinstance(node, ast.ClassDef):
+        value = names.get(node.name)
+        if isinstance(value, ClassValue) and value.node is node:
+            for method in value.methods.values():
+                if method.is_static or method.is_classmethod:
+                    yield method, None
+                else:
+                    yield method, value
+
+
+def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame: Frame):
+    """`self` for a method run on its own: an instance whose `__init__` ran with
+    unknown arguments, so the attributes it sets from literals are known."""
+    from analysis.facts import UNKNOWN
+    from analysis.semantics import Call
+    from analysis.semantics.objects import instantiate
+    init = cls.lookup("__init__")
+    count = 0
+    if isinstance(init, FunctionValue):
+        count = max(0, len(init.node.args.args) - 1 - len(init.defaults))
+    run_state = state.copy()
+    call = Call(cls.node, [UNKNOWN] * count, {}, run_state, Context(no_grad=None, alone=True),
+                walker, frame, starred=True)
+    try:
+        ref = instantiate(walker, cls, call)
+    except RecursionError:
+        return None
+    state.heap.update(run_state.heap)
+    state.tensors.update(run_state.tensors)
+    return ref if isinstance(ref, ObjectRef) else None
+
+
+def _torch_name(names: dict) -> str | None:
+    from analysis.facts import TorchName
+    for key, value in names.items():
+        if isinstance(value, TorchName) and value.qualname == "torch":
+            return key
+    return None
 
 
 class _LineIndex:
@@ -505,196 +381,65 @@ class _LineIndex:
         return self._lines[number - 1] if 0 < number <= len(self._lines) else ""
 
 
-def _call_contexts(calls) -> dict:
-    """Function name -> facts of its positional parameters, joined over every call
-    in the file; only functions where some parameter gets a known tensor."""
-    from analysis.facts import UNKNOWN, TensorFacts, join
-    by_function: dict[str, list] = {}
-    for name, args in calls:
-        by_function.setdefault(name, []).append(args)
-    contexts = {}
-    for name, arg_lists in by_function.items():
-        width = max(len(args) for args in arg_lists)
-        joined = []
-        for index in range(width):
-            values = [args[index] if index < len(args) else UNKNOWN for args in arg_lists]
-            value = values[0]
-            for other in values[1:]:
-                value = join(value, other)
-            joined.append(value if isinstance(value, TensorFacts) else UNKNOWN)
-        if any(isinstance(v, TensorFacts) for v in joined):
-            contexts[name] = tuple(joined)
-    return contexts
-
-
-class _ModuleObjects:
-    """The models and optimizers module code binds to names, for the functions that
-    use them as globals. A name bound to two different objects (or to anything
-    else) is left out: which one a function sees depends on when it is called."""
-
-    _MIXED = object()
-
-    def __init__(self):
-        self._by_name: dict = {}
-
-    def note(self, env: Env) -> None:
-        for name, value in env.names.items():
-            known = self._by_name.get(name)
-            if known is self._MIXED:
-                continue
-            if isinstance(value, (ModuleValue, OptimizerValue)):
-                if known is None or _identity(known) == _identity(value):
-                    self._by_name[name] = value
-                    continue
-            if known is not None or isinstance(value, (ModuleValue, OptimizerValue)):
-                self._by_name[name] = self._MIXED
-
-    def consistent(self) -> dict:
-        out = {}
-        for name, value in self._by_name.items():
-            if value is self._MIXED:
-                continue
-            # Whether a function runs in train or eval mode is the caller's business.
-            out[name] = replace(value, training=None) if isinstance(value, ModuleValue) else value
-        return out
-
-
-def _identity(value):
-    return value.mid if isinstance(value, ModuleValue) else value.oid
-
-
-def _forget_all(env: Env) -> Env:
-    """After a chunk we could not follow, nothing it may have bound is known."""
-    from analysis.facts import UNKNOWN
-    return Env({key: UNKNOWN for key in env.names}, {}, {})
-
-
-# Chunks longer than this are checked for operator chains before libcst sees them.
-_LONG_CHUNK = 4_000
-_MAX_OPERATOR_CHAIN = 1_500
-_UNREAD = (None, 1, 0)
-
-
-def _python_parse(text: str):
-    """(ast tree or None, refusal or None). The tree feeds the module summary. A
-    refusal, (syntax error message or None, line, column), means libcst must not
-    parse the text: Python's own parser found it too deep, or it holds an operator
-    chain libcst would take minutes on."""
-    try:
-        tree = ast.parse(text)
-    except RecursionError:
-        return None, _UNREAD
-    except SyntaxError as exc:
-        if "too many nested" in str(exc.msg):
-            return None, (str(exc.msg), exc.lineno or 1, max((exc.offset or 1) - 1, 0))
-        return None, None
-    except (ValueError, MemoryError):
-        return None, None
-    if len(text) > _LONG_CHUNK and _longest_operator_chain(tree) > _MAX_OPERATOR_CHAIN:
-        return None, _UNREAD
-    return tree, None
+def _syntax_message(exc: SyntaxError) -> str:
+    return (exc.msg or "invalid syntax").strip().splitlines()[0] if exc.msg else "invalid syntax"
 
 
 def _python_syntax_findings(source: str) -> list[Finding]:
-    """The syntax error of a file, if any: `ast` first (fast); only when it refuses
-    the text does libcst decide, since it knows syntax newer than this Python."""
+    """The syntax error of a file, if any."""
     try:
-        ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
         return []
     except SyntaxError as exc:
-        if "too many nested" in str(exc.msg):
-            line, column, message = exc.lineno or 1, max((exc.offset or 1) - 1, 0), exc.msg
-        else:
-            try:
-                cst.parse_module(source)
-                return []
-            except cst.ParserSyntaxError as error:
-                (line, column), message = _syntax_position(error, source), _first_line(error.message)
-            except SyntaxError as error:
-                line, column, message = 1, 0, _first_line(str(error))
-            except (ValueError, RecursionError, MemoryError):
-                return []
+        lines = source_lines(source)
+        line = min(max(exc.lineno or 1, 1), len(lines))
+        column = min(max((exc.offset or 1) - 1, 0), len(lines[line - 1]))
+        return [Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {_syntax_message(exc)}",
+                        line, column, line, column + 1)]
     except (ValueError, RecursionError, MemoryError):
         return []
-    return [Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {message}",
-                    line, column, line, column + 1)]
-
-
-def _longest_operator_chain(tree) -> int:
-    longest = 0
-    for node in ast.walk(tree):
-        if isinstance(node, ast.BinOp):
-            depth, current = 0, node
-            while isinstance(current, ast.BinOp):
-                depth += 1
-                current = current.left
-            longest = max(longest, depth)
-        elif isinstance(node, ast.BoolOp):
-            longest = max(longest, len(node.values))
-        elif isinstance(node, ast.Compare):
-            longest = max(longest, len(node.comparators))
-    return longest
-
-
-_ERROR_AT = re.compile(r"error at (\d+):(\d+)")
-
-
-def _syntax_position(error: cst.ParserSyntaxError, text: str) -> tuple[int, int]:
-    """(line, column) of a libcst parse error of `text`. The native parser leaves
-    raw_line at 1; its message says where ("error at 2:4")."""
-    found = _ERROR_AT.search(error.message)
-    if found:
-        return int(found.group(1)), int(found.group(2))
-    # A tokenizer error says nothing of where: ask Python's own parser.
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return exc.lineno or 1, max((exc.offset or 1) - 1, 0)
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return error.raw_line, error.raw_column
-
-
-def _first_line(message: str) -> str:
-    return message.strip().splitlines()[0] if message.strip() else "invalid syntax"
-
-
-def _replace_severity(f: Finding, severity: str) -> Finding:
-    return Finding(f.code, f.name, severity, f.message, f.line, f.column, f.end_line,
-                   f.end_column, f.fixes)
 
 
 def _indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _edit(edit: Edit, positions, text: str) -> TextEdit:
-    lines = source_lines(text)
-    newline = newline_of(text)
-    rng = positions[edit.node]
-    start, end = rng.start, rng.end
-    if edit.kind == "replace":
-        return TextEdit(start.line, start.column, end.line, end.column, edit.text)
-    if edit.kind == "insert_after":
-        return TextEdit(end.line, end.column, end.line, end.column, edit.text)
-    if edit.kind == "insert_before":
-        return TextEdit(start.line, start.column, start.line, start.column, edit.text)
-    if edit.kind == "line_before":
-        indent = _indent_of(lines[start.line - 1])
-        return TextEdit(start.line, 0, start.line, 0, f"{indent}{edit.text}{newline}")
-    if edit.kind == "line_after":
-        indent = _indent_of(lines[start.line - 1])
-        return TextEdit(end.line, len(lines[end.line - 1]), end.line, len(lines[end.line - 1]),
-                        f"{newline}{indent}{edit.text}")
-    if edit.kind == "delete_line":
-        # the statement's whole lines, line break included
-        if end.line < len(lines):
-            return TextEdit(start.line, 0, end.line + 1, 0, "")
-        return TextEdit(start.line, 0, end.line, len(lines[end.line - 1]), "")
-    if edit.kind == "wrap":
-        first = lines[start.line - 1]
+def _edit(edit: Edit, part: ParsedChunk, base: int) -> TextEdit | None:
+    """A rule's edit, described by an ast node, as a text edit in the document."""
+    lines = part.lines
+    newline = newline_of(part.text)
+    line, column, end_line, end_column = part.span(edit.node)
+    kind = edit.kind
+    if kind == "replace":
+        made = (line, column, end_line, end_column, edit.text)
+    elif kind == "insert_after":
+        made = (end_line, end_column, end_line, end_column, edit.text)
+    elif kind == "insert_before":
+        made = (line, column, line, column, edit.text)
+    elif kind == "line_before":
+        indent = _indent_of(lines[line - 1])
+        made = (line, 0, line, 0, f"{indent}{edit.text}{newline}")
+    elif kind == "line_after":
+        indent = _indent_of(lines[line - 1])
+        made = (end_line, len(lines[end_line - 1]), end_line, len(lines[end_line - 1]),
+                f"{newline}{indent}{edit.text}")
+    elif kind == "delete_line":
+        if end_line < len(lines):
+            made = (line, 0, end_line + 1, 0, "")
+        else:
+            made = (line, 0, end_line, len(lines[end_line - 1]), "")
+    elif kind == "wrap":
+        first = lines[line - 1]
         indent = _indent_of(first)
-        body = lines[start.line - 1:end.line]
-        new = [f"{indent}{edit.text}"] + [("    " + l) if l.strip() else l for l in body]
-        return TextEdit(start.line, 0, end.line, len(lines[end.line - 1]), newline.join(new))
-    raise ValueError(f"unknown edit kind {edit.kind!r}")
+        body = lines[line - 1:end_line]
+        new = [f"{indent}{edit.text}"] + [("    " + text) if text.strip() else text for text in body]
+        made = (line, 0, end_line, len(lines[end_line - 1]), newline.join(new))
+    else:
+        raise ValueError(f"unknown edit kind {kind!r}")
+    l1, c1, l2, c2, text = made
+    return TextEdit(l1 + base, c1, l2 + base, c2, text)
+
+
+__all__ = ["Analyzer", "analyze", "ParsedChunk", "SYNTAX_CODE", "SYNTAX_NAME", "re"]

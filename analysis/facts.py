@@ -1,15 +1,20 @@
-"""What the analysis knows about a value at one point of a program.
+"""The abstract values the analysis computes: what is known about each value a
+program handles, without running it.
 
 Every fact may be unknown (None). Rules fire only on known facts: a tensor
 whose shape is unknown is never called non-scalar.
+
+Values are immutable. What a program changes in place lives in the `State`
+(analysis/state.py): the current facts of tensors changed in place, and the
+attributes of objects (modules, optimizers, instances of user classes, lists,
+dicts), found by the identity an `ObjectRef` carries.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Union
 
 Tri = Optional[bool]          # True / False / None (unknown)
-Shape = Optional[tuple]       # tuple of int-or-None per dimension; () is a scalar; None unknown
 
 FLOAT_DTYPES = {"float16", "bfloat16", "float32", "float64"}
 COMPLEX_DTYPES = {"complex64", "complex128"}
@@ -31,9 +36,48 @@ def dtype_kind(dtype: str | None) -> str | None:
     return None
 
 
+# -- dimensions ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sym:
+    """A dimension known by name only: the batch of a data loader. `first` is its
+    size on the first batch when known (min(batch_size, len(dataset))): what the
+    first iteration of a loop over the loader sees, and so what a rule may claim."""
+    label: str
+    first: int | None = None
+    bound: int | None = None       # never larger than this (the batch size)
+
+
+Dim = Union[int, Sym, None]
+Shape = Optional[tuple]           # tuple of Dim; () is 0-dim; None unknown
+
+
+def dim_above_one(d: Dim) -> bool:
+    """The dimension has more than one element where the program first reaches it."""
+    if isinstance(d, Sym):
+        return d.first is not None and d.first > 1
+    return d is not None and d != 1
+
+
+def same_dim(a: Dim, b: Dim) -> Tri:
+    if a is None or b is None:
+        return None
+    if isinstance(a, Sym) or isinstance(b, Sym):
+        if a == b:
+            return True
+        first_a = a.first if isinstance(a, Sym) else a
+        first_b = b.first if isinstance(b, Sym) else b
+        if first_a is not None and first_b is not None and first_a != first_b:
+            return False
+        return None
+    return a == b
+
+
+# -- tensors -------------------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class TensorFacts:
-    tid: int                         # identity: aliases share it, so in-place changes reach them all
+    tid: object                      # identity: aliases share it, so in-place changes reach them all
     requires_grad: Tri = None
     is_leaf: Tri = None
     dtype: str | None = None         # "float32", "int64", "bool", ...
@@ -44,23 +88,24 @@ class TensorFacts:
     saved_nodes: frozenset = frozenset()
     # Leaves (by tid) that require grad in this tensor's history.
     leaves: frozenset = frozenset()
-    # True when part of the history is not known (a parameter, a model call...),
+    # True when part of the history is not known (a parameter, an unknown call...),
     # so `saved_nodes` and `leaves` may be incomplete.
     opaque: bool = True
     # Why it does not require grad, when it is known not to:
-    # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result".
+    # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result", "data".
     no_grad_reason: str | None = None
     # State of `.grad` for a leaf: "none" (still None), "set" (by a backward),
-    # "graph" (by a backward with create_graph=True), or None (unknown).
+    # "graph" (by a backward with create_graph=True), "zero" (zeroed in place, not
+    # None), or None (unknown).
     grad: str | None = None
+    # The iteration (loops and passes) of the backward that last filled `.grad`: a
+    # backward in a later iteration adds to it.
+    grad_since: object = None
     device: str | None = None
-    # The loop node (by id) inside which this value was made, if any.
-    made_in_loop: int | None = None
+    # The loop (an analysis.trace.Loop) inside which this value was made, if any.
+    made_in_loop: object = None
     # For an element taken from another tensor (`t[i]`, iteration): the parent's tid.
-    element_of: int | None = None
-    # A backward without retain_graph already freed (part of) this tensor's graph:
-    # another backward through it raises.
-    graph_freed: bool = False
+    element_of: object = None
     # Graph nodes that saved this very tensor for their backward: changing it in
     # place breaks a later backward through them.
     saved_by: frozenset = frozenset()
@@ -68,6 +113,8 @@ class TensorFacts:
     # ReLU(inplace=True) after a Sigmoid): a backward through this tensor raises.
     corrupted_by: frozenset = frozenset()
     retains_grad: bool = False
+    # A parameter of a module (nn.Parameter, a layer's weight).
+    is_param: bool = False
     # The call that made it (for fixes that rewrite the creation).
     origin: object = field(default=None, repr=False)
     # For drawing the backward graph: the tensors that require grad it was computed
@@ -79,54 +126,49 @@ class TensorFacts:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""
         if self.shape is None:
             return False
-        return any(d is not None and d != 1 for d in self.shape)
+        return any(dim_above_one(d) for d in self.shape)
 
     def is_scalar(self) -> bool:
         return self.shape == () or (self.shape is not None and all(d == 1 for d in self.shape))
 
-
-@dataclass(frozen=True)
-class ModuleValue:
-    """An `nn.Module` made here from a known torch.nn class."""
-    mid: int
-    cls: str                         # qualified class name, e.g. "torch.nn.Linear"
-    has_params: Tri = None
-    params_require_grad: Tri = True
-    # Whether calling it saves tensors for backward (Linear, Conv, ...).
-    saves: Tri = None
-    # The loss's default reduction gives a scalar.
-    loss_reduces: Tri = None
-    # In training mode (after `.train()`, the default) or evaluation mode (`.eval()`).
-    training: Tri = True
-    # Made with `inplace=True` (an activation that overwrites its input).
-    inplace: bool = False
-    # A container whose forward overwrites in place what an earlier layer saved.
-    corrupts_saved: bool = False
+    def has_graph(self) -> bool:
+        """Known to be the output of recorded ops (a non-leaf that requires grad)."""
+        return self.requires_grad is True and self.is_leaf is False
 
 
 @dataclass(frozen=True)
-class OptimizerValue:
-    oid: int
-    # What it optimises: module ids whose parameters() it was given, tensor tids.
-    modules: frozenset = frozenset()
-    tensors: frozenset = frozenset()
-    # True when its parameters came from somewhere not understood.
-    opaque: bool = True
+class GradAttr:
+    """The value of `t.grad` (or `t.grad.data`): None until a backward reaches `t`."""
+    owner: TensorFacts
+    via_data: bool = False
 
+
+# -- plain Python values --------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class NumberValue:
-    """A Python number (or bool); `value` when it is a literal."""
+    """A Python number (or bool); `value` when it is known."""
     kind: str                        # "int", "float", "bool", "complex"
     value: object = None
 
 
 @dataclass(frozen=True)
-class SequenceValue:
-    """A tuple or list whose items are known (for unpacking and indexing).
-    A list (`mutable`) is forgotten as soon as something may change it."""
+class StrValue:
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class NoneValue:
+    pass
+
+
+NONE = NoneValue()
+
+
+@dataclass(frozen=True)
+class TupleValue:
+    """A tuple whose items are known (for unpacking and indexing)."""
     items: tuple
-    mutable: bool = False
 
 
 @dataclass(frozen=True)
@@ -136,42 +178,208 @@ class Unknown:
 
 UNKNOWN = Unknown()
 
-Value = Union[TensorFacts, ModuleValue, OptimizerValue, NumberValue, SequenceValue, Unknown]
+
+# -- objects with identity: their attributes live in the State's heap ---------------------
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """A mutable object. `kind` says what the analysis knows it to be:
+
+    "module"     an nn.Module (a torch layer, or an instance of a user subclass)
+    "optimizer"  a torch.optim optimizer (or a user subclass)
+    "instance"   an instance of another user class
+    "list", "dict"  containers whose items are followed
+    "loader", "dataset"  torch.utils.data objects
+    "scaler"     torch.cuda.amp.GradScaler and friends
+
+    `cls` is the qualified torch class name ("torch.nn.Linear") or a ClassValue.
+    """
+    oid: object
+    kind: str
+    cls: object = None
+
+    @property
+    def class_name(self) -> str:
+        if isinstance(self.cls, ClassValue):
+            return self.cls.name
+        return str(self.cls or "").rsplit(".", 1)[-1]
 
 
-def join(a: Value, b: Value) -> Value:
+# -- code: functions, classes and names of libraries ----------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class FunctionValue:
+    """A function defined in the analysed code (a `def` or a lambda), with what it
+    closes over. Equal only to itself."""
+    node: object                     # ast.FunctionDef / AsyncFunctionDef / Lambda
+    source: object                   # the ParsedChunk holding the node
+    qualname: str
+    defaults: tuple = ()             # values of the positional defaults, last parameters first aligned
+    kw_defaults: tuple = ()          # (name, value) of keyword-only defaults
+    closure: object = None           # the enclosing Frame for nested functions
+    no_grad: Tri = None              # set by @torch.no_grad() / @torch.enable_grad()
+    is_static: bool = False
+    is_classmethod: bool = False
+    is_property: bool = False
+
+
+@dataclass(frozen=True, eq=False)
+class ClassValue:
+    """A class defined in the analysed code. Equal only to itself."""
+    node: object
+    source: object
+    name: str
+    bases: tuple                     # values: ClassValue, TorchName, ExternalName, Unknown
+    methods: dict                    # name -> FunctionValue
+    attrs: dict                      # class-level values
+    # What it derives from, through its bases: "module", "optimizer", "dataset" or "instance".
+    kind: str = "instance"
+    # Fields of a @dataclass / NamedTuple, in order: their __init__ is synthesised.
+    fields: tuple | None = None
+
+    def lookup(self, name: str):
+        """A method or class attribute by Python's attribute order (local bases only)."""
+        for cls in self.mro():
+            if name in cls.methods:
+                return cls.methods[name]
+            if name in cls.attrs:
+                return cls.attrs[name]
+        return None
+
+    def mro(self) -> list:
+        order, stack = [], [self]
+        while stack:
+            cls = stack.pop(0)
+            if cls not in order:
+                order.append(cls)
+                stack.extend(b for b in cls.bases if isinstance(b, ClassValue))
+        return order
+
+    def has_unknown_base(self) -> bool:
+        """Some base is not a class of this code nor a known torch class: methods
+        may come from elsewhere."""
+        for cls in self.mro():
+            for base in cls.bases:
+                if not isinstance(base, (ClassValue, TorchName)) and not _is_object(base):
+                    return True
+        return False
+
+
+def _is_object(base) -> bool:
+    return isinstance(base, BuiltinName) and base.name == "object"
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    function: FunctionValue
+    receiver: object                 # the value bound to `self` (or the class, for classmethods)
+
+
+@dataclass(frozen=True)
+class TorchName:
+    """A name inside torch: `torch`, `torch.nn.Linear`, `F.mse_loss`..."""
+    qualname: str
+
+
+@dataclass(frozen=True)
+class ExternalName:
+    """A name from another library (`numpy.mean`, `copy.deepcopy`), or a module of
+    the project that could not be read."""
+    qualname: str
+
+
+@dataclass(frozen=True)
+class BuiltinName:
+    """A Python builtin (`range`, `len`, `isinstance`...)."""
+    name: str
+
+
+@dataclass(frozen=True)
+class ModuleNamespace:
+    """A module of the project, read from its source: `import models` binds one."""
+    path: str
+    names: tuple                     # (name, value) pairs it exports
+
+
+@dataclass(frozen=True)
+class MethodOf:
+    """A builtin method of a known value, looked up but not yet called:
+    `opt.zero_grad` in `register_hook(opt.zero_grad)`."""
+    receiver: object
+    name: str
+
+
+Value = Union[TensorFacts, GradAttr, NumberValue, StrValue, NoneValue, TupleValue, Unknown,
+              ObjectRef, FunctionValue, ClassValue, BoundMethod, TorchName, ExternalName,
+              BuiltinName, ModuleNamespace, MethodOf]
+
+
+# -- joining what two paths know ------------------------------------------------------------
+
+def join(a, b):
     """What is known about a value that is `a` on one path and `b` on another."""
-    if a == b:
+    if a is b or a == b:
         return a
     if isinstance(a, TensorFacts) and isinstance(b, TensorFacts):
-        return TensorFacts(
-            # Deterministic, so that analysing the same text twice gives equal facts
-            # (the engine's caches compare them).
-            tid=a.tid if a.tid == b.tid else ("join", a.tid, b.tid),
-            requires_grad=_same(a.requires_grad, b.requires_grad),
-            is_leaf=_same(a.is_leaf, b.is_leaf),
-            dtype=_same(a.dtype, b.dtype),
-            shape=_same(a.shape, b.shape),
-            grad_fn=_same(a.grad_fn, b.grad_fn),
-            saved_nodes=a.saved_nodes | b.saved_nodes,
-            leaves=a.leaves | b.leaves,
-            opaque=True,
-            no_grad_reason=_same(a.no_grad_reason, b.no_grad_reason),
-            grad=_same(a.grad, b.grad),
-            device=_same(a.device, b.device),
-            made_in_loop=_same(a.made_in_loop, b.made_in_loop),
-            element_of=_same(a.element_of, b.element_of),
-            graph_freed=a.graph_freed and b.graph_freed,
-            saved_by=a.saved_by | b.saved_by,
-            corrupted_by=a.corrupted_by & b.corrupted_by,
-            retains_grad=a.retains_grad and b.retains_grad,
-            origin=_same(a.origin, b.origin),
-        )
-    if isinstance(a, NumberValue) and isinstance(b, NumberValue) and a.kind == b.kind:
-        return NumberValue(a.kind)
-    if type(a) is type(b) and isinstance(a, (ModuleValue, OptimizerValue)):
-        return a if a == b else UNKNOWN
+        return join_tensors(a, b)
+    if isinstance(a, NumberValue) and isinstance(b, NumberValue):
+        if a.kind == b.kind:
+            return NumberValue(a.kind)
+        if {a.kind, b.kind} <= {"int", "float"}:
+            return NumberValue("float")
+        return UNKNOWN
+    if isinstance(a, StrValue) and isinstance(b, StrValue):
+        return StrValue()
+    if isinstance(a, TupleValue) and isinstance(b, TupleValue) and len(a.items) == len(b.items):
+        return TupleValue(tuple(join(x, y) for x, y in zip(a.items, b.items)))
+    if isinstance(a, GradAttr) and isinstance(b, GradAttr) and a.owner.tid == b.owner.tid:
+        return GradAttr(join_tensors(a.owner, b.owner), a.via_data and b.via_data)
     return UNKNOWN
+
+
+def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
+    return TensorFacts(
+        # Deterministic, so that analysing the same text twice gives equal facts
+        # (the engine's caches compare them).
+        tid=a.tid if a.tid == b.tid else ("join", a.tid, b.tid),
+        requires_grad=_same(a.requires_grad, b.requires_grad),
+        is_leaf=_same(a.is_leaf, b.is_leaf),
+        dtype=_same(a.dtype, b.dtype),
+        shape=_join_shapes(a.shape, b.shape),
+        grad_fn=_same(a.grad_fn, b.grad_fn),
+        saved_nodes=a.saved_nodes | b.saved_nodes,
+        leaves=a.leaves | b.leaves,
+        opaque=True,
+        no_grad_reason=_same(a.no_grad_reason, b.no_grad_reason),
+        grad=_same(a.grad, b.grad),
+        grad_since=_same(a.grad_since, b.grad_since),
+        device=_same(a.device, b.device),
+        made_in_loop=_same(a.made_in_loop, b.made_in_loop),
+        element_of=_same(a.element_of, b.element_of),
+        saved_by=a.saved_by | b.saved_by,
+        corrupted_by=a.corrupted_by & b.corrupted_by,
+        retains_grad=a.retains_grad and b.retains_grad,
+        is_param=a.is_param and b.is_param,
+        origin=_same(a.origin, b.origin),
+        label=a.label if a.label == b.label else None,
+    )
+
+
+def weakened(t: TensorFacts) -> TensorFacts:
+    """`t` where an in-place change may or may not have happened: what such a change
+    alters is no longer known."""
+    return replace(t, grad=None, retains_grad=False, corrupted_by=frozenset(),
+                   requires_grad=t.requires_grad if t.requires_grad is True else None,
+                   is_leaf=None if t.is_leaf is not None and t.requires_grad is not True else t.is_leaf,
+                   opaque=True)
+
+
+def _join_shapes(a: Shape, b: Shape) -> Shape:
+    if a == b:
+        return a
+    if a is None or b is None or len(a) != len(b):
+        return None
+    return tuple(x if x == y else None for x, y in zip(a, b))
 
 
 def _same(x, y):

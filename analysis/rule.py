@@ -10,10 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Union
 
-import libcst as cst
-
 if TYPE_CHECKING:
-    from analysis.events import Trace
+    from analysis.trace import Trace
 
 
 # -- what running an example with torch must show ------------------------------------
@@ -57,6 +55,10 @@ class Example:
     line: int | None = None
     # Where the example comes from ("seed:000" for the articles the project grew from).
     source: str = ""
+    # For bad examples, when given: the 1-based column the finding starts at, and the
+    # text after applying the rule's first fix (the generated tests check them).
+    column: int | None = None
+    fixed: str | None = None
 
 
 # -- what a rule hands back to the engine -------------------------------------------
@@ -73,8 +75,10 @@ class Edit:
     "delete_arg" (remove the call argument `node` and its comma).
     """
     kind: str
-    node: cst.CSTNode
+    node: object                     # an ast node
     text: str = ""
+    # The event the node was seen in (its context says which chunk holds it).
+    at: object = None
 
 
 @dataclass(frozen=True)
@@ -86,9 +90,12 @@ class FixSpec:
 
 @dataclass(frozen=True)
 class Report:
-    node: cst.CSTNode
+    node: object                     # an ast node
     message: str
     fixes: tuple[FixSpec, ...] = field(default=())
+    # The event the node was seen in (its context says which chunk holds it, and
+    # through which calls of this file it was reached).
+    at: object = None
 
 
 class Rule:

@@ -1,31 +1,53 @@
-"""Small helpers rules share: recognising calls, printing shapes and code."""
+"""Small helpers rules share: printing code, shapes and statements, and edits
+that change a call's arguments (built with libcst, so the user's formatting of
+everything else in the call is kept)."""
 from __future__ import annotations
+
+import ast
 
 import libcst as cst
 
-from analysis.events import CallEvent
-from analysis.facts import TensorFacts
-
-_EMPTY = cst.Module(body=[])
-
-# Keywords torch's Tensor.backward takes; a `.backward(...)` with others is not torch's.
-BACKWARD_KEYWORDS = {"gradient", "retain_graph", "create_graph", "inputs"}
+from analysis.facts import Sym
+from analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
+                            is_optimizer, target_node)
 
 
-def code_of(node: cst.CSTNode) -> str:
-    return _EMPTY.code_for_node(node)
+def code_of(node) -> str:
+    """The code of an ast node, as Python writes it back."""
+    try:
+        return ast.unparse(node)
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        return "…"
 
 
-def is_tensor_backward(event: CallEvent) -> bool:
-    """`t.backward(...)` on a value known to be a tensor."""
-    return event.method == "backward" and isinstance(event.receiver, TensorFacts) \
-        and set(event.kwargs) <= BACKWARD_KEYWORDS and len(event.args) <= 3
+def source_of(node, at) -> str:
+    """The user's own text of a node, as it stands in the chunk `at` was seen in."""
+    source = getattr(getattr(at, "ctx", None), "source", None)
+    if source is not None:
+        text = ast.get_source_segment(source.text, node)
+        if text is not None:
+            return text
+    return code_of(node)
+
+
+def short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dim_text(d) -> str:
+    if isinstance(d, Sym):
+        return str(d.first) if d.first is not None else d.label
+    return "?" if d is None else str(d)
 
 
 def shape_text(shape) -> str:
     if shape is None:
         return "unknown"
-    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    return "(" + ", ".join(dim_text(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def torch_size(shape) -> str:
+    return "torch.Size([" + ", ".join(dim_text(d) for d in shape) + "])"
 
 
 def torch_name(trace) -> str:
@@ -33,50 +55,82 @@ def torch_name(trace) -> str:
     return trace.torch_name or "torch"
 
 
-def backward_target(event: CallEvent):
-    """The tensor a backward-like call differentiates: the receiver of
-    `t.backward()`, or the `outputs` of `torch.autograd.grad`; else None."""
-    if is_tensor_backward(event):
-        return event.receiver
-    if event.qualname == "torch.autograd.grad":
-        outputs = event.args[0] if event.args else event.kwargs.get("outputs")
-        return outputs if isinstance(outputs, TensorFacts) else None
+def is_tensor_backward(event) -> bool:
+    """`t.backward(...)` of torch on a value known to be a tensor."""
+    from analysis.facts import TensorFacts
+    return is_backward(event) and event.method == "backward" and isinstance(event.receiver, TensorFacts)
+
+
+def sole_statement(event) -> ast.stmt | None:
+    """The statement of `event` when the event's call is all that statement does
+    (`x.grad.zero_()` on a line of its own): fixes may wrap or replace it."""
+    stmt = event.ctx.stmt
+    if isinstance(stmt, ast.Expr) and stmt.value is event.node:
+        return stmt
     return None
 
 
-def target_node(event: CallEvent):
-    """The expression naming what is differentiated (for messages and fixes)."""
-    if event.method == "backward":
-        return event.node.func.value
-    arg = event.arg_node("outputs", 0)
-    return arg.value if arg is not None else event.node
+def keyword_node(event, keyword: str):
+    for kw in event.node.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    return None
 
 
-def keyword_value(event: CallEvent, keyword: str):
-    arg = event.arg_node(keyword)
-    return arg.value if arg is not None else None
+def has_true_keyword(event, keyword: str) -> bool:
+    value = keyword_node(event, keyword)
+    return isinstance(value, ast.Constant) and value.value is True
 
 
-def has_true_keyword(event: CallEvent, keyword: str) -> bool:
-    value = keyword_value(event, keyword)
-    return isinstance(value, cst.Name) and value.value == "True"
-
-
-def with_keyword(call: cst.Call, keyword: str, value: str) -> str:
+def with_keyword(call: ast.Call, keyword: str, value: str, at=None) -> str:
     """The call's code with `keyword=value` added (or replaced)."""
-    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == keyword)]
+    tree = _cst_call(call, at)
+    if tree is None:
+        return _unparsed_with_keyword(call, keyword, value)
+    args = [a for a in tree.args if not (a.keyword is not None and a.keyword.value == keyword)]
     new_arg = cst.Arg(keyword=cst.Name(keyword), value=cst.parse_expression(value),
                       equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                             whitespace_after=cst.SimpleWhitespace("")))
     if args:
-        last = args[-1]
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-    return code_of(call.with_changes(args=[*args, new_arg]))
+        args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return cst.Module(body=[]).code_for_node(tree.with_changes(args=[*args, new_arg]))
 
 
-def without_keyword(call: cst.Call, keyword: str) -> str:
+def without_keyword(call: ast.Call, keyword: str, at=None) -> str:
     """The call's code with `keyword=...` removed."""
-    args = [a for a in call.args if not (a.keyword is not None and a.keyword.value == keyword)]
+    tree = _cst_call(call, at)
+    if tree is None:
+        node = ast.Call(call.func, call.args, [k for k in call.keywords if k.arg != keyword])
+        return code_of(node)
+    args = [a for a in tree.args if not (a.keyword is not None and a.keyword.value == keyword)]
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return code_of(call.with_changes(args=args))
+    return cst.Module(body=[]).code_for_node(tree.with_changes(args=args))
+
+
+def renamed_keyword(call: ast.Call, old: str, new: str, at=None) -> str:
+    """The call's code with the keyword `old=` spelt `new=`."""
+    tree = _cst_call(call, at)
+    if tree is None:
+        keywords = [ast.keyword(new if k.arg == old else k.arg, k.value) for k in call.keywords]
+        return code_of(ast.Call(call.func, call.args, keywords))
+    args = [a.with_changes(keyword=cst.Name(new)) if a.keyword is not None and a.keyword.value == old
+            else a for a in tree.args]
+    return cst.Module(body=[]).code_for_node(tree.with_changes(args=args))
+
+
+def _cst_call(call: ast.Call, at):
+    text = source_of(call, at) if at is not None else None
+    if text is None:
+        return None
+    try:
+        tree = cst.parse_expression(text)
+    except (cst.ParserSyntaxError, SyntaxError, ValueError, RecursionError):
+        return None
+    return tree if isinstance(tree, cst.Call) else None
+
+
+def _unparsed_with_keyword(call: ast.Call, keyword: str, value: str) -> str:
+    keywords = [k for k in call.keywords if k.arg != keyword]
+    keywords.append(ast.keyword(keyword, ast.parse(value, mode="eval").body))
+    return code_of(ast.Call(call.func, call.args, keywords))

@@ -1,12 +1,13 @@
 """AG203 backward-returns-none: using the value of `.backward()`, which is always None."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import CallEvent
 from analysis.facts import TensorFacts, Unknown
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule, Silent
-from analysis.rulekit import BACKWARD_KEYWORDS, code_of
+from analysis.rulekit import BACKWARD_KEYWORDS, source_of
+from analysis.trace import is_backward
+
 
 
 class BackwardReturnsNone(Rule):
@@ -85,36 +86,41 @@ class BackwardReturnsNone(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
-            if event.method != "backward" or not event.used or not _torch_like(event) \
-                    or _forwarded(event):
+        for event in trace.calls():
+            if not is_backward(event) or event.method != "backward" or not event.used \
+                    or _forwarded(event) or not _torch_like(event):
                 continue
             fixes = ()
-            if isinstance(event.receiver, TensorFacts) and len(event.leaf_names) == 1 \
-                    and not event.node.args:
+            leaves = _leaf_names(trace, event)
+            if isinstance(event.receiver, TensorFacts) and len(leaves) == 1 and not event.node.args:
                 torch = trace.torch_name or "torch"
-                target = code_of(event.node.func.value)
-                leaf = event.leaf_names[0]
-                fixes = (FixSpec(self.text("fix", locale, target=target, leaf=leaf),
+                target = source_of(event.node.func.value, event)
+                fixes = (FixSpec(self.text("fix", locale, target=target, leaf=leaves[0]),
                                  (Edit("replace", event.node,
-                                       f"{torch}.autograd.grad({target}, {leaf})[0]"),), safe=False),)
-            yield Report(event.node, self.text("message", locale), fixes)
+                                       f"{torch}.autograd.grad({target}, {leaves[0]})[0]", event),),
+                                 safe=False),)
+            yield Report(event.node, self.text("message", locale), fixes, event)
 
 
-def _forwarded(event: CallEvent) -> bool:
-    """`return loss.backward()` inside a method that is itself a `backward`: the
+def _leaf_names(trace, event) -> list:
+    """Names bound to the leaves of the backward's graph where it runs."""
+    return list(event.extra.get("leaf_names", ()))
+
+
+def _forwarded(event) -> bool:
+    """`return loss.backward()` inside a function that is itself a `backward`: the
     wrapper returns None as well, on purpose."""
     function, stmt = event.ctx.function, event.ctx.stmt
-    return function is not None and "backward" in function.name.value \
-        and isinstance(stmt, cst.SimpleStatementLine) \
-        and any(isinstance(s, cst.Return) and s.value is event.node for s in stmt.body)
+    return function is not None and "backward" in getattr(function.node, "name", "") \
+        and isinstance(stmt, ast.Return) and stmt.value is event.node
 
 
-def _torch_like(event: CallEvent) -> bool:
+def _torch_like(event) -> bool:
     """torch's `Tensor.backward`, as far as the code shows: a known tensor, or an
     unknown value called the way torch's backward is called (no positional
     argument, only torch's keywords). A `layer.backward(grad)` of a hand-written
     network is not torch's."""
+    keywords = {k.arg for k in event.node.keywords}
     if isinstance(event.receiver, TensorFacts):
-        return set(event.kwargs) <= BACKWARD_KEYWORDS
-    return type(event.receiver) is Unknown and not event.args and set(event.kwargs) <= BACKWARD_KEYWORDS
+        return keywords <= BACKWARD_KEYWORDS
+    return type(event.receiver) is Unknown and not event.node.args and keywords <= BACKWARD_KEYWORDS

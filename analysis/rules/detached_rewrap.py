@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from analysis import torch_api as api
-from analysis.events import CallEvent
-from analysis.facts import SequenceValue, TensorFacts
+from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
-from analysis.rulekit import code_of
+from analysis.rulekit import source_of
 
 WARNING = "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone()"
 WARNING_LIST = "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior"
@@ -92,18 +91,25 @@ class DetachedRewrap(Rule):
 
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
-        for event in trace.of(CallEvent):
-            if event.qualname not in api.DATA_FACTORIES_CUTTING_GRAPH or not event.args:
+        for event in trace.calls():
+            if event.qualname not in _CUTTING or not event.args:
                 continue
             data, arg = event.args[0], event.arg_node(None, 0)
-            if isinstance(data, TensorFacts) and data.requires_grad is True:
-                yield Report(event.node, self.text("tensor", locale, name=code_of(arg.value)))
-            elif isinstance(data, SequenceValue) and data.items and all(
-                    isinstance(v, TensorFacts) and v.is_scalar() for v in data.items) \
-                    and any(v.requires_grad is True for v in data.items):
-                items = code_of(arg.value)
+            if isinstance(data, TensorFacts):
+                if data.requires_grad is True and event.qualname in api.DATA_FACTORIES_CUTTING_GRAPH:
+                    yield Report(event.node, self.text("tensor", locale, name=source_of(arg, event)),
+                                 (), event)
+                continue
+            items = event.extra.get("data_tensors", ())
+            if items and all(v.is_scalar() for v in items) and any(v.requires_grad is True for v in items):
+                text = source_of(arg, event)
                 fixes = ()
-                if len(event.node.args) == 1:
-                    fixes = (FixSpec(self.text("fix_stack", locale, torch=torch, items=items),
-                                     (Edit("replace", event.node, f"{torch}.stack({items})"),)),)
-                yield Report(event.node, self.text("list", locale), fixes)
+                if len(event.node.args) == 1 and event.qualname in api.DATA_FACTORIES_CUTTING_GRAPH:
+                    fixes = (FixSpec(self.text("fix_stack", locale, torch=torch, items=text),
+                                     (Edit("replace", event.node, f"{torch}.stack({text})", event),)),)
+                yield Report(event.node, self.text("list", locale), fixes, event)
+
+
+# torch.tensor copies; the legacy constructors read a list's tensors as numbers.
+_CUTTING = frozenset(api.DATA_FACTORIES_CUTTING_GRAPH) | {
+    "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.cuda.FloatTensor"}

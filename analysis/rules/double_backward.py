@@ -2,9 +2,8 @@
 tensors the first backward freed."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import backward_target, code_of, target_node, with_keyword
+from analysis.rulekit import backward_target, source_of, target_node, with_keyword
 
 RUNTIME = "Trying to backward through the graph a second time"
 
@@ -159,25 +158,37 @@ class DoubleBackward(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             target = backward_target(event)
             freed = [n for n in target.saved_nodes if n in event.freed] if target is not None else []
             if not freed:
                 continue
-            node = target_node(event)
-            name = code_of(node)
-            in_loop_from_outside = event.ctx.loop is not None and \
-                target.made_in_loop != id(event.ctx.loop)
-            fixes = ()
-            if in_loop_from_outside and event.method == "backward":
+            name = source_of(target_node(event), event)
+            loop = event.ctx.loop
+            from_outside = loop is not None and target.made_in_loop is not loop \
+                and target.made_in_loop not in event.ctx.loops
+            earlier = event.freed[freed[0]]
+            if from_outside and event.method == "backward":
                 fixes = (FixSpec(self.text("fix_retain_here", locale),
                                  (Edit("replace", event.node,
-                                       with_keyword(event.node, "retain_graph", "True")),), safe=False),)
+                                       with_keyword(event.node, "retain_graph", "True", event), event),),
+                                 safe=False),)
                 message = self.text("loop", locale, name=name)
             else:
-                earlier = event.freed[freed[0]]
-                fixes = (FixSpec(self.text("fix_retain", locale),
-                                 (Edit("replace", earlier, with_keyword(earlier, "retain_graph", "True")),),
-                                 safe=False),)
+                at = _event_of(trace, earlier)
+                fixes = ()
+                if at is not None:
+                    fixes = (FixSpec(self.text("fix_retain", locale),
+                                     (Edit("replace", earlier,
+                                           with_keyword(earlier, "retain_graph", "True", at), at),),
+                                     safe=False),)
                 message = self.text("again", locale, name=name)
-            yield Report(event.node, message, fixes)
+            yield Report(event.node, message, fixes, event)
+
+
+def _event_of(trace, node):
+    """The event of the call `node` (for where it stands)."""
+    for event in trace.calls():
+        if event.node is node:
+            return event
+    return None

@@ -1,11 +1,12 @@
 """AG303 eval-without-no-grad: evaluating a model in eval mode with grad mode on."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import CallEvent
-from analysis.facts import ModuleValue
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from analysis.rulekit import source_of
+from analysis.trace import is_backward
+
 
 
 class EvalWithoutNoGrad(Rule):
@@ -102,34 +103,33 @@ class EvalWithoutNoGrad(Rule):
     )
 
     def check(self, trace, locale):
-        calls = trace.of(CallEvent)
         torch = trace.torch_name or "torch"
+        calls = trace.calls()
         for event in calls:
-            model = event.callee
-            if not (isinstance(model, ModuleValue) and model.training is False and model.has_params
-                    and event.ctx.no_grad is False and event.ctx.loop_pass == 0):
+            if not (event.extra.get("training") is False and event.extra.get("trainable")
+                    and event.ctx.no_grad is False and not any(event.ctx.passes)):
                 continue
-            if self._backward_nearby(trace, event) or _returned(event):
+            if self._backward_nearby(calls, event) or _returned(event):
                 continue
-            name = event.node.func.value if isinstance(event.node.func, cst.Name) else "model"
+            name = source_of(event.node.func, event)
             fixes = ()
             stmt = event.ctx.stmt
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign)):
                 fixes = (FixSpec(self.text("fix", locale, torch=torch),
-                                 (Edit("wrap", stmt, f"with {torch}.no_grad():"),)),)
-            yield Report(event.node, self.text("message", locale, model=name), fixes)
+                                 (Edit("wrap", stmt, f"with {torch}.no_grad():", event),)),)
+            yield Report(event.node, self.text("message", locale, model=name), fixes, event)
 
     @staticmethod
-    def _backward_nearby(trace, event: CallEvent) -> bool:
-        """Any backward in the same function; at module level, anywhere in the file
-        (later chunks are not visible here, so the whole text decides)."""
-        if event.ctx.function is None and trace.mentions_backward:
-            return True
-        return any(e.method == "backward" and e.ctx.function is event.ctx.function
-                   for e in trace.of(CallEvent))
+    def _backward_nearby(calls, event) -> bool:
+        """A backward in the same iteration of the loop the forward runs in (in any
+        function it calls); outside a loop, anywhere in the same run of the function."""
+        loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
+        if loop is not None:
+            return any(is_backward(e) and loop in e.ctx.loops for e in calls)
+        return any(is_backward(e) and e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls
+                   for e in calls)
 
 
-def _returned(event: CallEvent) -> bool:
+def _returned(event) -> bool:
     stmt = event.ctx.stmt
-    return isinstance(stmt, cst.SimpleStatementLine) and any(
-        isinstance(s, cst.Return) for s in stmt.body)
+    return isinstance(stmt, ast.Return)

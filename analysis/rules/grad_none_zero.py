@@ -1,13 +1,16 @@
 """AG103 grad-none-zero: using `x.grad` while it is still None."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import CallEvent, GradAttr
+from analysis.facts import GradAttr
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of
+from analysis.rulekit import sole_statement, source_of
+from analysis.trace import InplaceEvent
+
 
 RUNTIME = "'NoneType' object has no attribute '{attr}'"
+AUGMENTED = "unsupported operand type(s) for {op}: 'NoneType' and 'Tensor'"
 
 
 class GradNoneZero(Rule):
@@ -37,10 +40,14 @@ class GradNoneZero(Rule):
     messages = {
         "en": {"message": "`{name}` is still None here (no backward has reached `{owner}` since it "
                           "was made or cleared): this raises AttributeError: {runtime}",
+               "augmented": "`{name}` is still None here (no backward has reached `{owner}` since it "
+                            "was made or cleared): `{op}` raises TypeError: {runtime}",
                "fix_guard": "Guard with `if {owner}.grad is not None:`",
                "fix_none": "Clear with `{owner}.grad = None`"},
         "zh": {"message": "`{name}` 此处仍为 None（自创建或清除以来还没有反向传播到达 `{owner}`）："
                           "会抛出 AttributeError: {runtime}",
+               "augmented": "`{name}` 此处仍为 None（自创建或清除以来还没有反向传播到达 `{owner}`）："
+                            "`{op}` 会抛出 TypeError: {runtime}",
                "fix_guard": "用 `if {owner}.grad is not None:` 保护",
                "fix_none": "改为 `{owner}.grad = None` 清除"},
     }
@@ -129,23 +136,34 @@ class GradNoneZero(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             receiver = event.receiver
             if not (isinstance(receiver, GradAttr) and receiver.owner.grad == "none"):
                 continue
             grad_node = event.node.func.value           # `x.grad` or `x.grad.data`
             attr = "data" if receiver.via_data else event.method
             owner_node = grad_node.value.value if receiver.via_data else grad_node.value
-            owner = code_of(owner_node)
+            owner = source_of(owner_node, event)
             message = self.text("message", locale, name=f"{owner}.grad", owner=owner,
                                 runtime=RUNTIME.format(attr=attr))
             fixes = ()
-            stmt = event.ctx.stmt
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-                    and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is event.node:
+            stmt = sole_statement(event)
+            if stmt is not None:
                 fixes = (FixSpec(self.text("fix_guard", locale, owner=owner),
-                                 (Edit("wrap", stmt, f"if {owner}.grad is not None:"),)),)
+                                 (Edit("wrap", stmt, f"if {owner}.grad is not None:", event),)),)
                 if event.method == "zero_":
                     fixes += (FixSpec(self.text("fix_none", locale, owner=owner),
-                                      (Edit("replace", event.node, f"{owner}.grad = None"),)),)
-            yield Report(event.node, message, fixes)
+                                      (Edit("replace", event.node, f"{owner}.grad = None", event),)),)
+            yield Report(event.node, message, fixes, event)
+        for event in trace.of(InplaceEvent):
+            target = event.target
+            if not (isinstance(target, GradAttr) and target.owner.grad == "none"
+                    and isinstance(event.node, ast.AugAssign)):
+                continue
+            grad_node = event.target_node
+            owner_node = grad_node.value.value if target.via_data else grad_node.value
+            owner = source_of(owner_node, event)
+            op = event.op
+            yield Report(event.node, self.text(
+                "augmented", locale, name=f"{owner}.grad", owner=owner, op=op,
+                runtime=AUGMENTED.format(op=op)), (), event)

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 from analysis import torch_api as api
-from analysis.events import CallEvent
-from analysis.facts import SequenceValue, TensorFacts
+from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of
+from analysis.rulekit import source_of
 
 WARNING = "is not a double precision floating point or complex"
 RUNTIME = "Jacobian mismatch"
@@ -85,23 +84,21 @@ class GradcheckPrecision(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             if event.qualname not in api.GRAD_CHECKERS:
                 continue
-            inputs = event.args[1] if len(event.args) > 1 else event.kwargs.get("inputs")
             arg = event.arg_node("inputs", 1)
             if arg is None:
                 continue
-            tensors = [(inputs, arg.value)] if isinstance(inputs, TensorFacts) else []
-            if isinstance(inputs, SequenceValue) and hasattr(arg.value, "elements"):
-                tensors = [(v, e.value) for v, e in zip(inputs.items, arg.value.elements)
-                           if isinstance(v, TensorFacts)]
-            for value, node in tensors:
-                if value.requires_grad is True and value.dtype in _LOW_PRECISION:
-                    name = code_of(node)
+            for value, node in event.extra.get("gradcheck_inputs", ()):
+                if isinstance(value, TensorFacts) and value.requires_grad is True \
+                        and value.dtype in _LOW_PRECISION:
+                    name = source_of(node if node is not None else arg, event)
                     checker = event.qualname.rsplit(".", 1)[-1]
-                    fix = FixSpec(self.text("fix", locale, name=name),
-                                  (Edit("insert_after", node, ".double()"),), safe=False)
+                    fixes = ()
+                    if node is not None:
+                        fixes = (FixSpec(self.text("fix", locale, name=name),
+                                         (Edit("insert_after", node, ".double()", event),), safe=False),)
                     yield Report(event.node, self.text("message", locale, name=name,
-                                                       dtype=value.dtype, checker=checker), (fix,))
+                                                       dtype=value.dtype, checker=checker), fixes, event)
                     break

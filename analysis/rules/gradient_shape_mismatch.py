@@ -1,10 +1,9 @@
 """AG110 gradient-shape-mismatch: a backward seed whose shape differs from the output's."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
-from analysis.facts import TensorFacts
+from analysis.facts import Sym, TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, is_tensor_backward
+from analysis.rulekit import is_tensor_backward, source_of, torch_size
 
 RUNTIME = "Mismatch in shape: grad_output[0] has a shape of {seed} and output[0] has a shape of {out}"
 
@@ -76,35 +75,57 @@ class GradientShapeMismatch(Rule):
 
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             if is_tensor_backward(event):
                 out = event.receiver
                 seed = event.args[0] if event.args else event.kwargs.get("gradient")
-                seed_arg = event.arg_node("gradient", 0)
+                seed_node = event.arg_node("gradient", 0)
                 name_node = event.node.func.value
             elif event.qualname == "torch.autograd.grad":
                 out = event.args[0] if event.args else event.kwargs.get("outputs")
                 seed = event.args[2] if len(event.args) > 2 else event.kwargs.get("grad_outputs")
-                seed_arg = event.arg_node("grad_outputs", 2)
-                outputs_arg = event.arg_node("outputs", 0)
-                name_node = outputs_arg.value if outputs_arg is not None else None
+                seed_node = event.arg_node("grad_outputs", 2)
+                name_node = event.arg_node("outputs", 0)
+            elif event.qualname == "torch.autograd.backward" and event.extra.get("seeds"):
+                pairs = [(o, g) for o, g in event.extra["seeds"]
+                         if isinstance(o, TensorFacts) and isinstance(g, TensorFacts) and _differ(o.shape, g.shape)]
+                if pairs:
+                    out, seed = pairs[0]
+                    runtime = RUNTIME.format(seed=torch_size(seed.shape), out=torch_size(out.shape))
+                    name = source_of(event.arg_node("tensors", 0), event)
+                    yield Report(event.node, self.text(
+                        "message", locale, name=name, runtime=runtime, seed_shape=_plain(seed.shape),
+                        out_shape=_plain(out.shape)), (), event)
+                continue
             else:
                 continue
             if not (isinstance(out, TensorFacts) and isinstance(seed, TensorFacts) and name_node is not None):
                 continue
-            if not _fully_known(out.shape) or not _fully_known(seed.shape) or out.shape == seed.shape:
+            if not _differ(out.shape, seed.shape):
                 continue
-            name = code_of(name_node)
+            name = source_of(name_node, event)
             runtime = RUNTIME.format(seed=torch_size(seed.shape), out=torch_size(out.shape))
             fixes = ()
-            if seed_arg is not None:
+            if seed_node is not None:
                 fixes = (FixSpec(self.text("fix", locale, torch=torch, name=name),
-                                 (Edit("replace", seed_arg.value, f"{torch}.ones_like({name})"),),
+                                 (Edit("replace", seed_node, f"{torch}.ones_like({name})", event),),
                                  safe=False),)
             yield Report(event.node, self.text("message", locale, name=name, runtime=runtime,
-                                               seed_shape=tuple(seed.shape), out_shape=tuple(out.shape)),
-                         fixes)
+                                               seed_shape=_plain(seed.shape), out_shape=_plain(out.shape)),
+                         fixes, event)
 
 
-def _fully_known(shape) -> bool:
-    return shape is not None and all(d is not None for d in shape)
+def _first(d):
+    return d.first if isinstance(d, Sym) else d
+
+
+def _differ(a, b) -> bool:
+    """Both shapes known where the program first reaches them, and different."""
+    if a is None or b is None:
+        return False
+    a, b = tuple(_first(d) for d in a), tuple(_first(d) for d in b)
+    return None not in a and None not in b and a != b
+
+
+def _plain(shape) -> tuple:
+    return tuple(_first(d) for d in shape)

@@ -2,9 +2,9 @@
 computed without `create_graph=True`."""
 from __future__ import annotations
 
-from analysis.events import CallEvent, GradAttr
+from analysis.facts import GradAttr
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import backward_target, code_of, target_node
+from analysis.rulekit import backward_target, keyword_node, source_of, target_node, with_keyword
 
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
 
@@ -83,35 +83,33 @@ class HigherOrderNoCreateGraph(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        calls = trace.calls()
+        for index, event in enumerate(calls):
             target = backward_target(event)
             if target is not None and target.requires_grad is False \
                     and target.no_grad_reason == "grad_result":
-                yield self._report(trace, event, locale)
+                yield self._report(calls[:index], event, locale)
             elif event.method == "backward" and isinstance(event.receiver, GradAttr) \
-                    and event.receiver.owner.grad == "set" and not event.args:
+                    and event.receiver.owner.grad == "set" and not event.node.args:
                 yield Report(event.node, self.text(
-                    "message", locale, name=code_of(event.node.func.value)))
+                    "message", locale, name=source_of(event.node.func.value, event)), (), event)
 
-    def _report(self, trace, event: CallEvent, locale: str) -> Report:
-        name = code_of(target_node(event))
+    def _report(self, earlier, event, locale: str) -> Report:
+        name = source_of(target_node(event), event)
         fixes = ()
-        source = self._first_grad_call(trace, event)
+        source = _grad_call(earlier, event)
         if source is not None:
-            from analysis.rulekit import with_keyword
             fixes = (FixSpec(self.text("fix", locale),
                              (Edit("replace", source.node,
-                                   with_keyword(source.node, "create_graph", "True")),)),)
-        return Report(event.node, self.text("message", locale, name=name), fixes)
+                                   with_keyword(source.node, "create_graph", "True", source), source),)),)
+        return Report(event.node, self.text("message", locale, name=name), fixes, event)
 
-    @staticmethod
-    def _first_grad_call(trace, event: CallEvent) -> CallEvent | None:
-        """The autograd.grad call that produced the differentiated value, when it is
-        the only candidate earlier in this chunk."""
-        candidates = []
-        for other in trace.of(CallEvent):
-            if other is event:
-                break
-            if other.qualname == "torch.autograd.grad" and other.arg_node("create_graph") is None:
-                candidates.append(other)
-        return candidates[-1] if candidates else None
+
+def _grad_call(earlier, event):
+    """The autograd.grad call that produced the differentiated value: the last one
+    without create_graph before it, in the same function run."""
+    for other in reversed(earlier):
+        if other.ctx.function is event.ctx.function and other.ctx.calls == event.ctx.calls \
+                and other.qualname == "torch.autograd.grad" and keyword_node(other, "create_graph") is None:
+            return other
+    return None

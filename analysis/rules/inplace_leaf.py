@@ -1,13 +1,14 @@
 """AG105 inplace-leaf: an in-place op on a leaf that requires grad, with grad mode on."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 from analysis import torch_api as api
-from analysis.events import InplaceEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of
+from analysis.rulekit import source_of
+from analysis.trace import InplaceEvent
+
 
 RUNTIME = "a leaf Variable that requires grad is being used in an in-place operation."
 RUNTIME_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -131,13 +132,14 @@ class InplaceLeaf(Rule):
                     and event.ctx.no_grad is False) or event.op in api.INPLACE_ALLOWED_ON_LEAF:
                 continue
             runtime = RUNTIME_VIEW if event.op == "setitem" else RUNTIME
-            op = event.op if event.op in ("setitem",) or event.op.endswith("=") else f".{event.op}()"
-            message = self.text("message", locale, name=code_of(event.target_node),
+            op = event.op if event.op in ("setitem",) or event.op.endswith("=") or "(" in event.op \
+                else f".{event.op}()"
+            message = self.text("message", locale, name=source_of(event.target_node, event),
                                 op=op if op != "setitem" else "x[i] = v", runtime=runtime)
             fixes = ()
             stmt = event.ctx.stmt
-            if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+            if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)):
                 torch = trace.torch_name or "torch"
                 fixes = (FixSpec(self.text("fix", locale),
-                                 (Edit("wrap", stmt, f"with {torch}.no_grad():"),)),)
-            yield Report(event.node, message, fixes)
+                                 (Edit("wrap", stmt, f"with {torch}.no_grad():", event),)),)
+            yield Report(event.node, message, fixes, event)

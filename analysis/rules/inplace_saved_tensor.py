@@ -1,12 +1,13 @@
 """AG108 inplace-saved-tensor: changing in place a tensor an op saved for backward."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import CallEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Example, Raises, Report, Rule
-from analysis.rulekit import backward_target, code_of
+from analysis.rulekit import backward_target, source_of, target_node
+from analysis.trace import InplaceEvent
+
 
 RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
@@ -40,11 +41,16 @@ class InplaceSavedTensor(Rule):
         "en": {"inplace": f"`{{name}}` was saved for the backward of an earlier op; changing it in "
                           f"place makes the later backward raise RuntimeError: {RUNTIME}",
                "module": f"this backward goes through a layer whose in-place activation overwrote "
-                         f"an output saved for backward: it raises RuntimeError: {RUNTIME}"},
+                         f"an output saved for backward: it raises RuntimeError: {RUNTIME}",
+               "step": f"`{{name}}` changes in place parameters that the graph of `{{loss}}` saved "
+                       f"before it: the backward of `{{loss}}` raises RuntimeError: {RUNTIME}; "
+                       f"backward before the step, or recompute the forward after it"},
         "zh": {"inplace": f"`{{name}}` 已被之前的运算保存用于反向传播；原地修改它会使之后的 backward 抛出 "
                           f"RuntimeError: {RUNTIME}",
                "module": f"这次 backward 经过的网络中，原地激活覆盖了为反向传播保存的输出：会抛出 "
-                         f"RuntimeError: {RUNTIME}"},
+                         f"RuntimeError: {RUNTIME}",
+               "step": f"`{{name}}` 原地修改了 `{{loss}}` 的计算图之前保存的参数：`{{loss}}` 的 backward "
+                       f"会抛出 RuntimeError: {RUNTIME}；请在 step 之前 backward，或在 step 之后重新前向计算"},
     }
 
     bad = (
@@ -108,25 +114,43 @@ class InplaceSavedTensor(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        changes = {}
+        for event in trace.of(InplaceEvent):
+            changes.setdefault(event.node, event)
+        steps = {e.node: e for e in trace.calls() if e.method == "step"}
+        for event in trace.calls():
             target = backward_target(event)
             if not isinstance(target, TensorFacts):
                 continue
-            # Report at the in-place op (which may sit in an earlier chunk).
+            # Report at the in-place op (which may sit in another function or chunk).
             clobbering = {event.clobbered[n] for n in target.saved_nodes
                           if n in event.clobbered and n not in event.freed}
+            by_layer = False
             for node in clobbering:
-                yield Report(node, self.text("inplace", locale, name=_changed_name(node)))
-            if target.corrupted_by:
-                yield Report(event.node, self.text("module", locale))
+                if node in changes and changes[node].op.endswith("(inplace=True)"):
+                    # An in-place activation overwrote it: torch's code, not a line of the user's.
+                    by_layer = True
+                elif node in changes:
+                    change = changes[node]
+                    yield Report(node, self.text("inplace", locale,
+                                                 name=source_of(_changed(change), change)), (), change)
+                elif node in steps:
+                    step = steps[node]
+                    yield Report(event.node, self.text(
+                        "step", locale, name=source_of(step.node.func, step),
+                        loss=source_of(target_node(event), event)), (), event)
+            if by_layer:
+                yield Report(event.node, self.text("module", locale), (), event)
 
 
-def _changed_name(node) -> str:
-    """The tensor an in-place op changes: `y` in `y += 1`, `y.mul_(2)`, `y[0] = 1`."""
-    if isinstance(node, cst.AugAssign):
-        return code_of(node.target)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        return code_of(node.func.value)
-    if isinstance(node, cst.Subscript):
-        return code_of(node.value)
-    return code_of(node)
+def _changed(event):
+    """The tensor an in-place op changes: `y` in `y += 1`, `y.mul_(2)`, `y[0] = 1`,
+    `x` in `relu_inplace(x)`."""
+    node = event.node
+    if isinstance(node, ast.AugAssign):
+        return node.target
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
+        return node.func.value
+    if isinstance(node, ast.Subscript):
+        return node.value
+    return event.target_node

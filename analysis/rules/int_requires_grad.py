@@ -1,13 +1,16 @@
 """AG104 int-requires-grad: asking an integer or bool tensor to require grad."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from analysis import torch_api as api
-from analysis.events import AttrAssignEvent, CallEvent
-from analysis.facts import TensorFacts, dtype_kind
+from analysis.facts import NumberValue, TensorFacts, dtype_kind
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, with_keyword
+from analysis.rulekit import code_of, keyword_node, short, source_of, with_keyword
+from analysis.trace import AttrAssignEvent
+
 
 RUNTIME_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"
 RUNTIME_ATTRIBUTE = "only Tensors of floating point and complex dtype can require gradients"
@@ -93,58 +96,65 @@ class IntRequiresGrad(Rule):
 
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             if event.qualname in api.ACCEPTS_REQUIRES_GRAD:
-                flag = event.arg_node("requires_grad")
                 result = event.result
-                if flag is not None and _is_true(flag.value) and isinstance(result, TensorFacts) \
+                if _is_true(event.kwargs.get("requires_grad")) and isinstance(result, TensorFacts) \
                         and dtype_kind(result.dtype) in ("int", "bool"):
                     yield self._factory_report(event, result, locale, torch)
-            elif event.method == "requires_grad_" and isinstance(event.receiver, TensorFacts):
-                arg = event.arg_node("requires_grad", 0)
-                if (arg is None or _is_true(arg.value)) and \
-                        dtype_kind(event.receiver.dtype) in ("int", "bool"):
+            elif event.qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+                data = event.args[0] if event.args else event.kwargs.get("data")
+                flag = event.args[1] if len(event.args) > 1 else event.kwargs.get("requires_grad")
+                if isinstance(data, TensorFacts) and dtype_kind(data.dtype) in ("int", "bool") \
+                        and (flag is None or _is_true(flag)):
+                    node = event.arg_node("data", 0)
                     yield Report(event.node, self.text(
-                        "message", locale, name=code_of(event.node.func.value),
-                        dtype=event.receiver.dtype, runtime=RUNTIME_METHOD))
+                        "message", locale, name=short(source_of(node, event)), dtype=data.dtype,
+                        runtime=RUNTIME_FACTORY), (), event)
+            elif event.method == "requires_grad_" and isinstance(event.receiver, TensorFacts):
+                flag = event.args[0] if event.args else event.kwargs.get("requires_grad")
+                if (flag is None or _is_true(flag)) and dtype_kind(event.receiver.dtype) in ("int", "bool"):
+                    yield Report(event.node, self.text(
+                        "message", locale, name=short(source_of(event.node.func.value, event)),
+                        dtype=event.receiver.dtype, runtime=RUNTIME_METHOD), (), event)
         for event in trace.of(AttrAssignEvent):
-            if event.attr == "requires_grad" and _is_true(event.value_node) \
+            if event.attr == "requires_grad" and _is_true(event.value) \
                     and isinstance(event.receiver, TensorFacts) \
                     and dtype_kind(event.receiver.dtype) in ("int", "bool"):
                 yield Report(event.node, self.text(
-                    "message", locale, name=code_of(event.node.value),
-                    dtype=event.receiver.dtype, runtime=RUNTIME_ATTRIBUTE))
+                    "message", locale, name=short(source_of(event.node.value, event)),
+                    dtype=event.receiver.dtype, runtime=RUNTIME_ATTRIBUTE), (), event)
 
-    def _factory_report(self, event: CallEvent, result: TensorFacts, locale: str, torch: str) -> Report:
+    def _factory_report(self, event, result: TensorFacts, locale: str, torch: str) -> Report:
         fixes = []
         data = event.arg_node(None, 0)
-        explicit_dtype = event.arg_node("dtype") is not None
+        explicit_dtype = keyword_node(event, "dtype") is not None
         if event.qualname in api.DATA_FACTORIES and data is not None and not explicit_dtype \
-                and _only_int_literals(data.value):
+                and _only_int_literals(data):
             fixes.append(FixSpec(self.text("fix_literals", locale),
-                                 (Edit("replace", data.value, _as_floats(data.value)),)))
+                                 (Edit("replace", data, _as_floats(source_of(data, event)), event),)))
         if not explicit_dtype:
             fixes.append(FixSpec(self.text("fix_dtype", locale, torch=torch),
                                  (Edit("replace", event.node,
-                                       with_keyword(event.node, "dtype", f"{torch}.float32")),)))
-        name = code_of(event.node)
+                                       with_keyword(event.node, "dtype", f"{torch}.float32", event), event),)))
+        name = source_of(event.node, event)
         if len(name) > 40:
             name = code_of(event.node.func) + "(...)"
         return Report(event.node, self.text("message", locale, name=name, dtype=result.dtype,
-                                            runtime=RUNTIME_FACTORY), tuple(fixes))
+                                            runtime=RUNTIME_FACTORY), tuple(fixes), event)
 
 
-def _is_true(node) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
+def _is_true(value) -> bool:
+    return isinstance(value, NumberValue) and value.kind == "bool" and value.value is True
 
 
 def _only_int_literals(node) -> bool:
-    if isinstance(node, cst.Integer):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return _only_int_literals(node.expression)
-    if isinstance(node, (cst.List, cst.Tuple)):
-        return bool(node.elements) and all(_only_int_literals(e.value) for e in node.elements)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _only_int_literals(node.operand)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and all(_only_int_literals(e) for e in node.elts)
     return False
 
 
@@ -153,5 +163,5 @@ class _ToFloat(cst.CSTTransformer):
         return cst.Float(updated.value + ".0")
 
 
-def _as_floats(node) -> str:
-    return code_of(node.visit(_ToFloat()))
+def _as_floats(text: str) -> str:
+    return cst.Module(body=[]).code_for_node(cst.parse_expression(text).visit(_ToFloat()))

@@ -1,12 +1,13 @@
 """AG302 loss-accumulation: summing losses that still hold their graph across iterations."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import AccumulateEvent, CallEvent
-from analysis.facts import NumberValue, TensorFacts
+from analysis.facts import NumberValue, TensorFacts, Unknown
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import code_of, is_tensor_backward
+from analysis.rulekit import source_of
+from analysis.trace import AccumulateEvent, StoreEvent, is_backward
+
 
 
 class LossAccumulation(Rule):
@@ -34,10 +35,14 @@ class LossAccumulation(Rule):
     messages = {
         "en": {"message": "`{total}` accumulates `{loss}`, a tensor with a graph: every iteration's "
                           "graph stays alive; add `{loss}.item()` or `{loss}.detach()` instead",
+               "store": "`{container}` keeps `{loss}`, a tensor with a graph, from every iteration: "
+                        "every graph stays alive; keep `{loss}.item()` or `{loss}.detach()` instead",
                "fix": "Accumulate the number: {loss}.item()",
                "fix_detach": "Accumulate without the graph: {loss}.detach()"},
         "zh": {"message": "`{total}` 累加的 `{loss}` 是带计算图的张量：每次迭代的图都会保持存活；"
                           "请改为累加 `{loss}.item()` 或 `{loss}.detach()`",
+               "store": "`{container}` 保存了每次迭代的 `{loss}`（带计算图的张量）：所有的图都会保持存活；"
+                        "请改为保存 `{loss}.item()` 或 `{loss}.detach()`",
                "fix": "累加数值：{loss}.item()",
                "fix_detach": "累加时去掉计算图：{loss}.detach()"},
     }
@@ -97,34 +102,89 @@ class LossAccumulation(Rule):
 
     def check(self, trace, locale):
         for event in trace.of(AccumulateEvent):
-            loop, operand = event.ctx.loop, event.operand
-            if loop is None or event.ctx.loop_pass != 0 or not isinstance(operand, TensorFacts) \
-                    or operand.requires_grad is not True or not isinstance(event.before, NumberValue):
+            loop, operand = _outer_loop(event), event.operand
+            if loop is None or event.ctx.loop_pass_of(loop) != 0 or not isinstance(operand, TensorFacts) \
+                    or operand.requires_grad is not True \
+                    or not isinstance(event.before, (NumberValue, TensorFacts, Unknown)):
                 continue
-            # Only a loss the iteration already backwarded: a sum built to be
-            # backwarded after the loop keeps its graphs on purpose.
-            if not any(isinstance(e, CallEvent) and is_tensor_backward(e) and loop in e.ctx.loops
-                       and e.receiver.tid == operand.tid for e in trace.events):
+            if isinstance(event.before, TensorFacts) and event.before.made_in_loop is loop:
+                continue      # a total started afresh in this iteration
+            # Only a value derived from a loss the iteration backwarded: a sum built to
+            # be backwarded after the loop keeps its graphs on purpose.
+            if not _backwarded_in(trace, loop, operand):
                 continue
+            site = event.ctx.site_in(loop)
             operand_node = _operand_node(event.node)
             if operand_node is None:
                 continue
-            loss = code_of(operand_node)
-            # Detaching keeps the total a tensor, as the code after the loop expects;
-            # `.item()` makes it a float, which is what logging usually wants but may
-            # break a later `total.item()`: offered, not applied by fix-all.
-            fixes = (FixSpec(self.text("fix_detach", locale, loss=loss),
-                             (Edit("insert_after", operand_node, ".detach()"),)),)
-            if operand.is_scalar():
-                fixes += (FixSpec(self.text("fix", locale, loss=loss),
-                                  (Edit("insert_after", operand_node, ".item()"),), safe=False),)
-            yield Report(event.node, self.text("message", locale, total=code_of(event.target_node),
-                                               loss=loss), fixes)
+            loss = source_of(operand_node, event)
+            fixes = ()
+            if site is event.ctx.stmt:
+                # Detaching keeps the total a tensor, as the code after the loop expects;
+                # `.item()` makes it a float, which is what logging usually wants but may
+                # break a later `total.item()`: offered, not applied by fix-all.
+                fixes = (FixSpec(self.text("fix_detach", locale, loss=loss),
+                                 (Edit("insert_after", operand_node, ".detach()", event),)),)
+                if operand.is_scalar():
+                    fixes += (FixSpec(self.text("fix", locale, loss=loss),
+                                      (Edit("insert_after", operand_node, ".item()", event),), safe=False),)
+                yield Report(event.node, self.text("message", locale, total=source_of(event.target_node, event),
+                                                   loss=loss), fixes, event)
+            else:
+                yield Report(site, self.text("message", locale, total=source_of(event.target_node, event),
+                                             loss=loss), (), _event_of(trace, site) or event)
+        for event in trace.of(StoreEvent):
+            loop = _outer_loop(event)
+            held = event.held
+            if loop is None or event.ctx.loop_pass_of(loop) != 0 or not isinstance(held, TensorFacts) \
+                    or held.requires_grad is not True or event.container_loop in event.ctx.loops[
+                        event.ctx.loops.index(loop):]:
+                continue
+            if not _backwarded_in(trace, loop, held):
+                continue
+            target = event.node.func.value if isinstance(event.node, ast.Call) \
+                and isinstance(event.node.func, ast.Attribute) else getattr(event.node, "value", event.node)
+            yield Report(event.node, self.text("store", locale, container=source_of(target, event),
+                                               loss=_loss_name(event)), (), event)
+
+
+def _outer_loop(event):
+    """The innermost loop (not a comprehension) around the event."""
+    for loop in reversed(event.ctx.loops):
+        if not loop.is_comprehension:
+            return loop
+    return None
+
+
+def _backwarded_in(trace, loop, value: TensorFacts) -> bool:
+    """`value` is (or is computed from) a tensor that a backward in the same
+    iteration of `loop` differentiated."""
+    for e in trace.inside(loop):
+        if not is_backward(e) or not isinstance(e.receiver, TensorFacts):
+            continue
+        loss = e.receiver
+        if loss.tid == value.tid or (loss.saved_nodes and loss.saved_nodes <= value.saved_nodes):
+            return True
+    return False
 
 
 def _operand_node(node):
-    if isinstance(node, cst.AugAssign):
+    if isinstance(node, ast.AugAssign):
         return node.value
-    if isinstance(node, cst.Assign) and isinstance(node.value, cst.BinaryOperation):
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
         return node.value.right
+    return None
+
+
+def _loss_name(event) -> str:
+    node = event.node
+    if isinstance(node, ast.Call) and node.args:
+        return source_of(node.args[0], event)
+    return "loss"
+
+
+def _event_of(trace, node):
+    for e in trace.events:
+        if getattr(e, "node", None) is node:
+            return e
     return None

@@ -1,12 +1,13 @@
 """AG201 missing-zero-grad: backward in a loop whose gradients are never cleared."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import AttrAssignEvent, CallEvent, GradAttr, InplaceEvent, LoopEvent
-from analysis.facts import ModuleValue, OptimizerValue, TensorFacts, Unknown
+from analysis.facts import GradAttr, ObjectRef
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import BACKWARD_KEYWORDS, code_of
+from analysis.rulekit import source_of
+from analysis.trace import AttrAssignEvent, AttrReadEvent, CallEvent, is_backward
+
 
 
 class MissingZeroGrad(Rule):
@@ -244,168 +245,99 @@ class MissingZeroGrad(Rule):
     )
 
     def check(self, trace, locale):
-        loops = [e.node for e in trace.of(LoopEvent)]
-        for loop in loops:
-            inside = [e for e in trace.events if loop in e.ctx.loops and e.ctx.loop_pass == 0]
-            if not inside:
+        reported = set()
+        for event in trace.calls():
+            if not is_backward(event) or not event.extra.get("stale"):
                 continue
-            backwards = [e for e in inside if isinstance(e, CallEvent) and _is_backward(e)]
-            if not backwards:
+            loop = _training_loop(event.ctx)
+            if loop is None or event.ctx.loop_pass_of(loop) < 1 or loop in reported:
                 continue
-            # Report at the innermost loop only: an outer loop sees the same backward.
-            if any(b.ctx.loop is not loop and self._has_consumer(trace, b.ctx.loop, b)
-                   for b in backwards):
-                continue
-            first = backwards[0]
-            found = self._diagnose(inside, first, locale, trace)
-            if found is not None:
-                yield found
+            stale = event.extra["stale"]
+            same_pass = [e for e in trace.inside(loop, first_pass=False)
+                         if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
+            steps = [e for e in same_pass if isinstance(e, CallEvent) and e.extra.get("params") is not None
+                     and e.extra["params"] & stale]
+            reads = [e for e in same_pass if isinstance(e, AttrReadEvent) and e.attr == "grad"
+                     and e.receiver.tid in stale and e.receiver.made_in_loop is not loop]
+            if not steps and not reads:
+                continue      # summed on purpose: nothing in the loop uses the running sum
+            reported.add(loop)
+            yield self._report(trace, loop, event, steps, reads, same_pass, locale)
 
-    def _has_consumer(self, trace, loop, backward) -> bool:
-        inside = [e for e in trace.events if loop in e.ctx.loops and e.ctx.loop_pass == 0]
-        return bool(_steps(inside)) or bool(_manual_leaves(inside, backward))
-
-    def _diagnose(self, inside, backward: CallEvent, locale, trace) -> Report | None:
-        clearing = [e for e in inside if _clears(e)]
-        if any(_clears_anything(e) for e in clearing):
-            return None
-        loop = backward.ctx.loop
-        first_stmt = loop.body.body[0] if isinstance(loop.body, cst.IndentedBlock) else None
-        steps = _steps(inside)
+    def _report(self, trace, loop, backward, steps, reads, events, locale) -> Report:
+        site = backward.ctx.site_in(loop)
+        first = loop.body[0] if loop.body else None
+        at = _event_at(trace, site) or backward
         if steps:
-            if len({optimizer.oid for _, optimizer, _ in steps}) != 1:
-                return None
-            _, optimizer, name_node = steps[0]
-            if optimizer.opaque and clearing:
-                # Its parameters are not known: any clearing may be of them.
-                return None
-            name = code_of(name_node)
-            cleared = [e for e in clearing if isinstance(e, CallEvent)]
-            if any(_may_clear(e, optimizer) for e in clearing):
-                return None
+            step = steps[0]
+            name = _name_in_loop(events, loop, step)
             fixes = ()
-            if first_stmt is not None:
+            if name is not None and first is not None:
                 fixes = (FixSpec(self.text("fix_optimizer", locale, optimizer=name),
-                                 (Edit("line_before", first_stmt, f"{name}.zero_grad()"),)),)
+                                 (Edit("line_before", first, f"{name}.zero_grad()", at),)),)
+            shown = name or source_of(step.node.func.value, step)
+            cleared = [e for e in events if isinstance(e, CallEvent) and e.method == "zero_grad"]
             if cleared:
-                message = self.text("wrong", locale, optimizer=name,
-                                    cleared=code_of(cleared[0].node.func.value))
+                message = self.text("wrong", locale, optimizer=shown,
+                                    cleared=source_of(cleared[0].node.func.value, cleared[0]))
             else:
-                message = self.text("optimizer", locale, optimizer=name)
-            return Report(backward.node, message, fixes)
-        leaves = _manual_leaves(inside, backward)
-        if not leaves or clearing:
-            return None
-        leaf = leaves[0]
+                message = self.text("optimizer", locale, optimizer=shown)
+            return Report(site, message, fixes, at)
+        leaf = source_of(reads[0].node.value, reads[0])
         fixes = ()
-        if first_stmt is not None:
+        if first is not None and reads[0].ctx.calls == loop_calls(loop, backward):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
-                             (Edit("line_before", first_stmt, f"{leaf}.grad = None"),)),)
-        return Report(backward.node, self.text("manual", locale, leaf=leaf), fixes)
+                             (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
+        return Report(site, self.text("manual", locale, leaf=leaf), fixes, at)
 
 
-def _is_backward(event: CallEvent) -> bool:
-    """A backward, or a call of a function of this module that runs one."""
-    if event.callee_summary is not None and event.callee_summary.calls_backward:
-        return True
-    if event.method != "backward" or set(event.kwargs) - BACKWARD_KEYWORDS:
-        return False
-    if isinstance(event.receiver, TensorFacts):
-        return True
-    return type(event.receiver) is Unknown and not event.args
-
-
-def _steps(events) -> list:
-    """(event, optimizer, node naming it) for each `optimizer.step()`, and for each
-    call of a function of this module that steps the one optimizer it is given."""
-    found = []
-    for e in events:
-        if not isinstance(e, CallEvent):
-            continue
-        if e.method == "step" and isinstance(e.receiver, OptimizerValue):
-            found.append((e, e.receiver, e.node.func.value))
-        elif e.callee_summary is not None and e.callee_summary.steps:
-            given = [(v, a.value) for v, a in zip(e.args, [a for a in e.node.args if a.keyword is None])
-                     if isinstance(v, OptimizerValue)]
-            given += [(v, e.arg_node(k).value) for k, v in e.kwargs.items()
-                      if isinstance(v, OptimizerValue)]
-            if len(given) == 1:
-                found.append((e, given[0][0], given[0][1]))
-    return found
-
-
-def _manual_leaves(events, backward: CallEvent) -> list[str]:
-    """Leaves of the backward's graph, made before the loop, whose `.grad` the loop
-    reads (an update or a print): the evidence that the sum is used."""
-    target = backward.receiver
-    if not isinstance(target, TensorFacts):
-        return []
-    loop = backward.ctx.loop
-    names = []
-    for event in events:
-        owner = None
-        if isinstance(event, CallEvent) and isinstance(event.receiver, GradAttr):
-            owner = event.receiver.owner
-        elif isinstance(event, CallEvent):
-            owner = next((a.owner for a in event.args if isinstance(a, GradAttr)), None)
-        if owner is None or owner.tid not in target.leaves or owner.made_in_loop == id(loop):
-            continue
-        name = _owner_name(event)
-        if name and name not in names:
-            names.append(name)
-    for event in events:
-        if isinstance(event, InplaceEvent) and isinstance(event.target, TensorFacts) \
-                and event.target.tid in target.leaves and event.ctx.no_grad \
-                and event.target.made_in_loop != id(loop):
-            name = code_of(event.target_node)
-            if name not in names and "grad" in code_of(event.node):
-                names.append(name)
-    return names
-
-
-def _owner_name(event: CallEvent) -> str | None:
-    for node in (event.node.func, *[a.value for a in event.node.args]):
-        while isinstance(node, cst.Attribute):
-            if node.attr.value == "grad":
-                return code_of(node.value)
-            node = node.value
+def _training_loop(ctx):
+    """The innermost loop (not a comprehension) around an event."""
+    for loop in reversed(ctx.loops):
+        if not loop.is_comprehension:
+            return loop
     return None
 
 
-def _clears(event) -> bool:
-    if isinstance(event, CallEvent):
-        if event.method == "zero_grad":
-            return True
-        if isinstance(event.receiver, GradAttr) and event.method in ("zero_", "fill_", "mul_", "copy_"):
-            return True
-        if event.method == "zero_" and code_of(event.node.func.value).endswith((".grad", ".grad.data")):
-            return True
-        summary = event.callee_summary
-        if summary is not None and summary.clears_grads:
-            return True
-        # An unknown function handed the model or optimizer may clear their grads.
-        if event.qualname is None and event.method is None and event.callee_summary is None \
-                and any(isinstance(a, (ModuleValue, OptimizerValue)) for a in event.args):
-            return True
-        return False
-    if isinstance(event, AttrAssignEvent) and event.attr == "grad":
-        return True
-    return False
+def loop_calls(loop, event) -> tuple:
+    """The call chain of the function that runs `loop`, as seen from `event`."""
+    blocks = event.ctx.blocks
+    index = blocks.index(loop) if loop in blocks else len(blocks)
+    from analysis.trace import CallSite
+    return tuple(b for b in blocks[:index] if isinstance(b, CallSite))
 
 
-def _clears_anything(event) -> bool:
-    """A clearing we cannot tie to a parameter set: assume it covers everything."""
-    if isinstance(event, CallEvent) and event.method == "zero_grad":
-        return not isinstance(event.receiver, (ModuleValue, OptimizerValue))
-    return True if not isinstance(event, CallEvent) or event.method != "zero_grad" else False
+def _event_at(trace, node):
+    for event in trace.events:
+        if getattr(event, "node", None) is node:
+            return event
+    return None
 
 
-def _may_clear(event, optimizer: OptimizerValue) -> bool:
-    if optimizer.opaque:
-        return True
-    receiver = event.receiver if isinstance(event, CallEvent) else None
-    if isinstance(receiver, OptimizerValue):
-        return receiver.oid == optimizer.oid or receiver.opaque
-    if isinstance(receiver, ModuleValue):
-        return receiver.mid in optimizer.modules
-    return True
+def _name_in_loop(events, loop, step) -> str | None:
+    """How the loop's own code names the optimizer a step steps: the receiver of a
+    step written in the loop, or an argument the loop hands to the code that steps."""
+    optimizer = step.extra.get("optimizer")
+    own_calls = loop_calls(loop, step)
+    if step.ctx.calls == own_calls:
+        return source_of(step.node.func.value, step)
+    for event in events:
+        if not isinstance(event, CallEvent) or event.ctx.calls != own_calls:
+            continue
+        for value, node in list(zip(event.args, event.node.args)) + [
+                (event.kwargs.get(k.arg), k.value) for k in event.node.keywords if k.arg]:
+            if isinstance(value, ObjectRef) and isinstance(optimizer, ObjectRef) and value.oid == optimizer.oid:
+                return source_of(node, event)
+    receiver = step.node.func.value
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
+            and receiver.value.id == "self" and _methods_of_same_object(loop, step):
+        return source_of(receiver, step)
+    return None
+
+
+def _methods_of_same_object(loop, step) -> bool:
+    from analysis.trace import CallSite
+    sites = [b for b in step.ctx.blocks[step.ctx.blocks.index(loop) + 1:] if isinstance(b, CallSite)] \
+        if loop in step.ctx.blocks else []
+    return bool(sites) and all(isinstance(s.node.func, ast.Attribute) and isinstance(s.node.func.value, ast.Name)
+                               and s.node.func.value.id == "self" for s in sites)

@@ -1,9 +1,8 @@
 """AG106 no-grad-fn: backward on a value that does not require grad."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
 from analysis.rule import Example, Raises, Report, Rule
-from analysis.rulekit import backward_target, code_of, target_node
+from analysis.rulekit import backward_target, source_of, target_node
 
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
 
@@ -39,6 +38,8 @@ class NoGradFn(Rule):
         "inference_mode": {"en": "it was computed under torch.inference_mode()",
                            "zh": "它是在 torch.inference_mode() 下计算的"},
         "detach": {"en": "it comes from .detach()", "zh": "它来自 .detach()"},
+        "data": {"en": "it comes from .data, which autograd does not see",
+                 "zh": "它来自 .data，autograd 看不到它"},
         "rewrap": {"en": "torch.tensor(...) makes a new leaf with no history",
                    "zh": "torch.tensor(...) 创建的是没有历史的新叶子"},
         "never": {"en": "none of the tensors it is computed from requires grad",
@@ -142,7 +143,7 @@ class NoGradFn(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             target = backward_target(event)
             if target is None or target.requires_grad is not False:
                 continue
@@ -150,5 +151,5 @@ class NoGradFn(Rule):
             if reason not in self.why:
                 continue      # grad_result belongs to higher-order-no-create-graph
             why = self.why[reason].get(locale) or self.why[reason]["en"]
-            name = code_of(target_node(event))
-            yield Report(event.node, self.text("message", locale, name=name, why=why))
+            name = source_of(target_node(event), event)
+            yield Report(event.node, self.text("message", locale, name=name, why=why), (), event)

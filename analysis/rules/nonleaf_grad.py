@@ -1,10 +1,10 @@
 """AG204 nonleaf-grad: reading `.grad` of a non-leaf tensor that does not retain it."""
 from __future__ import annotations
 
-from analysis.events import AttrReadEvent, CallEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
-from analysis.rulekit import code_of, is_tensor_backward
+from analysis.rulekit import is_tensor_backward, source_of
+from analysis.trace import AttrReadEvent, CallEvent
 
 WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
 
@@ -113,23 +113,23 @@ class NonleafGrad(Rule):
             if event.attr != "grad" or not isinstance(t, TensorFacts) or t.is_leaf is not False \
                     or t.requires_grad is not True or t.retains_grad:
                 continue
-            name = code_of(event.node.value)
+            name = source_of(event.node.value, event)
             fixes = ()
             backward = _backward_before(trace, event, t)
             if backward is not None and backward.ctx.stmt is not None:
                 fixes = (FixSpec(self.text("fix", locale, name=name),
-                                 (Edit("line_before", backward.ctx.stmt, f"{name}.retain_grad()"),)),)
-            yield Report(event.node, self.text("message", locale, name=name), fixes)
+                                 (Edit("line_before", backward.ctx.stmt, f"{name}.retain_grad()", backward),)),)
+            yield Report(event.node, self.text("message", locale, name=name), fixes, event)
 
 
 def _backward_before(trace, read: AttrReadEvent, t: TensorFacts) -> CallEvent | None:
-    """The last backward before `read` whose graph holds the leaves `t` comes from:
-    where `t.retain_grad()` has to go."""
+    """The last backward before `read`, in the same function run, whose graph holds
+    the leaves `t` comes from: where `t.retain_grad()` has to go."""
     found = None
     for event in trace.events:
         if event is read:
             break
         if isinstance(event, CallEvent) and is_tensor_backward(event) and t.leaves \
-                and t.leaves <= event.receiver.leaves:
+                and t.leaves <= event.receiver.leaves and event.ctx.calls == read.ctx.calls:
             found = event
     return found

@@ -1,13 +1,13 @@
 """AG112 nonleaf-to-optimizer: an optimizer given a tensor that is not a leaf."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis import torch_api as api
-from analysis.events import CallEvent
-from analysis.facts import SequenceValue, TensorFacts
+from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, with_keyword
+from analysis.rulekit import code_of, keyword_node, source_of, with_keyword
+from analysis.trace import is_optimizer
+
 
 RUNTIME = "can't optimize a non-leaf Tensor"
 
@@ -75,51 +75,69 @@ class NonleafToOptimizer(Rule):
 
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
-        for event in trace.of(CallEvent):
-            if not (event.qualname or "").startswith("torch.optim.") \
-                    or event.qualname.rsplit(".", 1)[-1] not in api.OPTIMIZERS:
+        calls = trace.calls()
+        by_node = {e.node: e for e in calls}
+        for event in calls:
+            if not is_optimizer(event.result) or "params" not in event.extra:
                 continue
-            params = event.args[0] if event.args else event.kwargs.get("params")
-            arg = event.arg_node("params", 0)
-            if not isinstance(params, SequenceValue) or arg is None \
-                    or not isinstance(arg.value, (cst.List, cst.Tuple)):
-                continue
-            for value, element in zip(params.items, arg.value.elements):
+            for value in event.extra["params"]:
                 if isinstance(value, TensorFacts) and value.is_leaf is False and value.requires_grad:
-                    yield self._report(event, value, element.value, locale, torch)
+                    yield self._report(event, value, locale, torch, by_node)
                     break
 
-    def _report(self, event, value: TensorFacts, node, locale: str, torch: str) -> Report:
+    def _report(self, event, value: TensorFacts, locale: str, torch: str, by_node: dict) -> Report:
         origin = value.origin
-        op = code_of(origin.func.attr) + "()" if isinstance(origin, cst.Call) \
-            and isinstance(origin.func, cst.Attribute) else "an operation"
+        made = by_node.get(origin)
+        op = f"{origin.func.attr}()" if isinstance(origin, ast.Call) \
+            and isinstance(origin.func, ast.Attribute) else "an operation"
         fixes = ()
-        rewritten = _as_leaf_factory(origin, torch)
+        rewritten = _as_leaf_factory(origin, made, torch) if made is not None else None
         if rewritten is not None:
             fixes = (FixSpec(self.text("fix", locale, code=rewritten),
-                             (Edit("replace", origin, rewritten),)),)
-        return Report(event.node, self.text("message", locale, name=code_of(node), op=op), fixes)
+                             (Edit("replace", origin, rewritten, made),)),)
+        arg = event.arg_node("params", 0)
+        name = _element_named(arg, value, by_node) or (source_of(arg, event) if arg is not None else "params")
+        return Report(event.node, self.text("message", locale, name=name, op=op), fixes, event)
+
+
+def _element_named(arg, value, by_node) -> str | None:
+    """The element of a literal list of parameters that holds `value`."""
+    if isinstance(arg, (ast.List, ast.Tuple)) and len(arg.elts) == 1:
+        return code_of(arg.elts[0])
+    return None
 
 
 _CONVERSIONS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}
 
 
-def _as_leaf_factory(origin, torch: str) -> str | None:
+def _as_leaf_factory(origin, made, torch: str) -> str | None:
     """`torch.randn(3, requires_grad=True).double()` -> `torch.randn(3, dtype=torch.float64,
     requires_grad=True)`; likewise `.cuda()` -> `device="cuda"`. None for anything else."""
-    if not (isinstance(origin, cst.Call) and isinstance(origin.func, cst.Attribute)
-            and isinstance(origin.func.value, cst.Call) and not origin.args):
+    if not (isinstance(origin, ast.Call) and isinstance(origin.func, ast.Attribute)
+            and isinstance(origin.func.value, ast.Call) and not origin.args and not origin.keywords):
         return None
-    inner, method = origin.func.value, origin.func.attr.value
-    if method in _CONVERSIONS and all(a.keyword is None or a.keyword.value != "dtype" for a in inner.args):
-        code = with_keyword(inner, "dtype", f"{torch}.{_CONVERSIONS[method]}")
-    elif method == "cuda" and all(a.keyword is None or a.keyword.value != "device" for a in inner.args):
-        code = with_keyword(inner, "device", '"cuda"')
+    inner, method = origin.func.value, origin.func.attr
+    keywords = {k.arg for k in inner.keywords}
+    if method in _CONVERSIONS and "dtype" not in keywords:
+        code = with_keyword(inner, "dtype", f"{torch}.{_CONVERSIONS[method]}", made)
+    elif method == "cuda" and "device" not in keywords:
+        code = with_keyword(inner, "device", '"cuda"', made)
     else:
         return None
     # keep requires_grad=True last, as people write it
-    call = cst.parse_expression(code)
-    if any(a.keyword is not None and a.keyword.value == "requires_grad" for a in call.args):
-        flag = next(a for a in call.args if a.keyword is not None and a.keyword.value == "requires_grad")
-        code = with_keyword(call, "requires_grad", code_of(flag.value))
+    flag = next((k for k in inner.keywords if k.arg == "requires_grad"), None)
+    if flag is not None:
+        call = ast.parse(code, mode="eval").body
+        code = _move_last(code, call, "requires_grad")
     return code
+
+
+def _move_last(code: str, call: ast.Call, keyword: str) -> str:
+    import libcst as cst
+    tree = cst.parse_expression(code)
+    moved = [a for a in tree.args if a.keyword is not None and a.keyword.value == keyword]
+    rest = [a for a in tree.args if a not in moved]
+    args = rest + moved
+    args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            for a in args[:-1]] + [args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+    return cst.Module(body=[]).code_for_node(tree.with_changes(args=args))

@@ -2,10 +2,9 @@
 is not a scalar (or `torch.autograd.grad` of one without `grad_outputs`)."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, is_tensor_backward, shape_text, torch_name
+from analysis.rulekit import code_of, is_tensor_backward, keyword_node, shape_text, source_of, torch_name
 
 RUNTIME = "grad can be implicitly created only for scalar outputs"
 
@@ -175,10 +174,10 @@ class NonscalarBackward(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             if is_tensor_backward(event):
                 target = event.receiver
-                if not event.args and "gradient" not in event.kwargs and _nonscalar(target):
+                if not event.node.args and keyword_node(event, "gradient") is None and _nonscalar(target):
                     yield self._report(event, target, "backward", locale, torch_name(trace))
             elif event.qualname == "torch.autograd.grad":
                 outputs = event.args[0] if event.args else event.kwargs.get("outputs")
@@ -186,28 +185,28 @@ class NonscalarBackward(Rule):
                 if not has_seed and _nonscalar(outputs):
                     yield self._report(event, outputs, "grad", locale, torch_name(trace))
 
-    def _report(self, event: CallEvent, target: TensorFacts, kind: str, locale: str,
-                torch: str) -> Report:
+    def _report(self, event, target: TensorFacts, kind: str, locale: str, torch: str) -> Report:
         if kind == "backward":
             receiver = event.node.func.value
-            name = code_of(receiver)
+            name = source_of(receiver, event)
             # Both reductions remove the error; the mean keeps the gradient's scale
             # independent of the batch size, as losses usually are, so only it is
             # applied by fix-all.
             fixes = (
-                FixSpec(self.text("fix_mean", locale), (Edit("insert_after", receiver, ".mean()"),)),
-                FixSpec(self.text("fix_sum", locale), (Edit("insert_after", receiver, ".sum()"),),
+                FixSpec(self.text("fix_mean", locale), (Edit("insert_after", receiver, ".mean()", event),)),
+                FixSpec(self.text("fix_sum", locale), (Edit("insert_after", receiver, ".sum()", event),),
                         safe=False),
                 FixSpec(self.text("fix_ones", locale, name=name),
                         (Edit("replace", event.node,
-                              f"{code_of(event.node.func)}({torch}.ones_like({name}))"),), safe=False),
+                              f"{source_of(event.node.func, event)}({torch}.ones_like({name}))", event),),
+                        safe=False),
             )
         else:
             outputs = event.arg_node("outputs", 0)
-            name = code_of(outputs.value) if outputs else "outputs"
+            name = code_of(outputs) if outputs is not None else "outputs"
             fixes = ()
         message = self.text(kind, locale, name=name, shape=shape_text(target.shape))
-        return Report(event.node, message, fixes)
+        return Report(event.node, message, fixes, event)
 
 
 def _nonscalar(value) -> bool:

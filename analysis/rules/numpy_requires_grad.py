@@ -1,10 +1,10 @@
 """AG107 numpy-requires-grad: `.numpy()` on a tensor that requires grad."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of
+from analysis.rulekit import source_of
+from analysis.semantics.external import NdArray
 
 RUNTIME = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
 
@@ -67,13 +67,19 @@ class NumpyRequiresGrad(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
-            t = event.receiver
-            if event.method != "numpy" or not isinstance(t, TensorFacts) or t.requires_grad is not True \
-                    or event.ctx.no_grad is not False or event.arg_node("force") is not None:
-                continue
-            receiver = event.node.func.value
-            name = code_of(receiver)
-            fix = FixSpec(self.text("fix", locale, name=name),
-                          (Edit("insert_after", receiver, ".detach()"),))
-            yield Report(event.node, self.text("message", locale, name=name), (fix,))
+        for event in trace.calls():
+            if event.method == "numpy" and event.qualname is None:
+                t = event.receiver
+                if not isinstance(t, TensorFacts) or t.requires_grad is not True \
+                        or event.ctx.no_grad is not False or event.arg_node("force") is not None:
+                    continue
+                receiver = event.node.func.value
+                name = source_of(receiver, event)
+                fix = FixSpec(self.text("fix", locale, name=name),
+                              (Edit("insert_after", receiver, ".detach()", event),))
+                yield Report(event.node, self.text("message", locale, name=name), (fix,), event)
+            elif isinstance(event.result, NdArray) and event.result.converted is not None \
+                    and event.ctx.no_grad is False:
+                node = event.arg_node(None, 0)
+                name = source_of(node, event) if node is not None else "…"
+                yield Report(event.node, self.text("message", locale, name=name), (), event)

@@ -1,7 +1,6 @@
 """AG304 per-element-backward: one backward per element in a Python loop."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Example, Report, Rule, Silent
 from analysis.rulekit import is_tensor_backward
@@ -81,11 +80,11 @@ class PerElementBackward(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.of(CallEvent):
+        for event in trace.calls():
             loop = event.ctx.loop
             if loop is None or not is_tensor_backward(event):
                 continue
             target: TensorFacts = event.receiver
-            if target.element_of is not None and target.made_in_loop == id(loop) \
+            if target.element_of is not None and target.made_in_loop is loop \
                     and target.requires_grad is not False:
-                yield Report(event.node, self.text("message", locale))
+                yield Report(event.node, self.text("message", locale), (), event)

@@ -1,12 +1,13 @@
 """AG111 requires-grad-nonleaf: changing `requires_grad` of a non-leaf tensor."""
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
-from analysis.events import AttrAssignEvent, CallEvent
-from analysis.facts import TensorFacts
+from analysis.facts import NumberValue, TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of
+from analysis.rulekit import source_of
+from analysis.trace import AttrAssignEvent
+
 
 RUNTIME = "you can only change requires_grad flags of leaf variables."
 
@@ -89,24 +90,24 @@ class RequiresGradNonleaf(Rule):
     def check(self, trace, locale):
         for event in trace.of(AttrAssignEvent):
             if event.attr == "requires_grad" and _computed(event.receiver):
-                name = code_of(event.node.value)
+                name = source_of(event.node.value, event)
                 yield Report(event.node, self.text("message", locale, name=name),
-                             self._fixes(event.ctx.stmt, event.node.value, name, locale))
-        for event in trace.of(CallEvent):
+                             self._fixes(event, event.node.value, name, locale), event)
+        for event in trace.calls():
             if event.method == "requires_grad_" and _computed(event.receiver):
-                arg = event.arg_node("requires_grad", 0)
-                if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == "False":
-                    name = code_of(event.node.func.value)
+                flag = event.args[0] if event.args else event.kwargs.get("requires_grad")
+                if isinstance(flag, NumberValue) and flag.value is False:
+                    name = source_of(event.node.func.value, event)
                     yield Report(event.node, self.text("message", locale, name=name),
-                                 self._fixes(event.ctx.stmt, event.node.func.value, name, locale))
+                                 self._fixes(event, event.node.func.value, name, locale), event)
 
-    def _fixes(self, stmt, target, name: str, locale: str) -> tuple:
+    def _fixes(self, event, target, name: str, locale: str) -> tuple:
         # Only for a plain name, as a statement of its own.
-        if not isinstance(target, cst.Name) or not isinstance(stmt, cst.SimpleStatementLine) \
-                or len(stmt.body) != 1:
+        stmt = event.ctx.stmt
+        if not isinstance(target, ast.Name) or not isinstance(stmt, (ast.Assign, ast.Expr)):
             return ()
         return (FixSpec(self.text("fix", locale, name=name),
-                        (Edit("replace", stmt.body[0], f"{name} = {name}.detach()"),)),)
+                        (Edit("replace", stmt, f"{name} = {name}.detach()", event),)),)
 
 
 def _computed(value) -> bool:

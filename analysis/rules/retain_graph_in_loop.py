@@ -2,10 +2,10 @@
 later backward needs the graph: every iteration's graph stays alive."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from analysis.rulekit import has_true_keyword, is_tensor_backward, without_keyword
+from analysis.trace import is_backward
 
 
 class RetainGraphInLoop(Rule):
@@ -94,7 +94,7 @@ class RetainGraphInLoop(Rule):
     )
 
     def check(self, trace, locale):
-        calls = trace.of(CallEvent)
+        calls = trace.calls()
         for index, event in enumerate(calls):
             loop = event.ctx.loop
             if loop is None or not is_tensor_backward(event) \
@@ -103,14 +103,14 @@ class RetainGraphInLoop(Rule):
             target: TensorFacts = event.receiver
             # Only a graph built in this iteration; one built before the loop (or an
             # element of one, see per-element-backward) is backwarded again next time.
-            if target.made_in_loop != id(loop) or target.element_of is not None:
+            if target.made_in_loop is not loop or target.element_of is not None:
                 continue
             later = [e for e in calls[index + 1:]
-                     if e.ctx.loop_pass == event.ctx.loop_pass and loop in e.ctx.loops
-                     and (e.method == "backward" or e.qualname == "torch.autograd.grad")]
+                     if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
+                     and (is_backward(e) or e.qualname == "torch.autograd.grad")]
             if later:
                 continue      # a later backward in the iteration may need the graph
             fix = FixSpec(self.text("fix", locale),
-                          (Edit("replace", event.node, without_keyword(event.node, "retain_graph")),),
-                          safe=False)
-            yield Report(event.node, self.text("message", locale), (fix,))
+                          (Edit("replace", event.node, without_keyword(event.node, "retain_graph", event),
+                                event),), safe=False)
+            yield Report(event.node, self.text("message", locale), (fix,), event)

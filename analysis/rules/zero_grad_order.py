@@ -2,10 +2,11 @@
 `step()` right after `zero_grad()` and before the iteration's backward."""
 from __future__ import annotations
 
-from analysis.events import CallEvent
-from analysis.facts import ModuleValue, OptimizerValue
+import ast
+
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import BACKWARD_KEYWORDS, code_of
+from analysis.rulekit import sole_statement, source_of
+from analysis.trace import CallEvent, is_backward
 
 
 class ZeroGradOrder(Rule):
@@ -121,68 +122,55 @@ class ZeroGradOrder(Rule):
     )
 
     def check(self, trace, locale):
-        calls = [e for e in trace.of(CallEvent) if e.ctx.loop_pass == 0]
-        # One straight-line sequence per loop body (or function body without loop).
+        calls = [e for e in trace.calls() if not any(e.ctx.passes)]
+        # One straight-line sequence per loop body (or function body without loop) of
+        # each run of a function.
         groups: dict = {}
         for event in calls:
-            groups.setdefault((id(event.ctx.function), event.ctx.loop), []).append(event)
+            loop = event.ctx.loop
+            groups.setdefault((event.ctx.calls if loop is None else (), loop), []).append(event)
         for (_, loop), events in groups.items():
             steady = [e for e in events if _unconditional(e, loop)]
             yield from self._check_sequence(steady, locale)
 
     def _check_sequence(self, events, locale):
         for i, zero in enumerate(events):
-            if zero.method != "zero_grad" or zero.args:
+            if zero.method != "zero_grad" or zero.node.args or "cleared" not in zero.extra:
                 continue
             for j in range(i + 1, len(events)):
                 step = events[j]
-                if _is_backward(step):
+                if is_backward(step):
                     break
                 if step.method != "step" or not _same_parameters(zero, step):
                     continue
-                before = [e for e in events[:i] if _is_backward(e)]
-                after = [e for e in events[j + 1:] if _is_backward(e)]
-                names = dict(zero=code_of(zero.node), step=code_of(step.node))
+                before = [e for e in events[:i] if is_backward(e)]
+                after = [e for e in events[j + 1:] if is_backward(e)]
+                names = dict(zero=source_of(zero.node, zero), step=source_of(step.node, step))
                 if before:
                     fix = FixSpec(self.text("fix_between", locale, **names),
-                                  (Edit("delete_line", zero.ctx.stmt),
-                                   Edit("line_before", before[-1].ctx.stmt, names["zero"])), safe=False)
-                    yield Report(zero.node, self.text("between", locale, **names),
-                                 (fix,) if _own_line(zero) and before[-1].ctx.stmt is not None else ())
+                                  (Edit("delete_line", zero.ctx.stmt, "", zero),
+                                   Edit("line_before", before[-1].ctx.stmt, names["zero"], before[-1])),
+                                  safe=False)
+                    own = sole_statement(zero) is not None and before[-1].ctx.stmt is not None
+                    yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
                 elif after:
                     fix = FixSpec(self.text("fix_early", locale, **names),
-                                  (Edit("delete_line", step.ctx.stmt),
-                                   Edit("line_after", after[0].ctx.stmt, names["step"])), safe=False)
-                    yield Report(step.node, self.text("early", locale, **names),
-                                 (fix,) if _own_line(step) and after[0].ctx.stmt is not None else ())
+                                  (Edit("delete_line", step.ctx.stmt, "", step),
+                                   Edit("line_after", after[0].ctx.stmt, names["step"], after[0])), safe=False)
+                    own = sole_statement(step) is not None and after[0].ctx.stmt is not None
+                    yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
                 break
 
 
 def _unconditional(event: CallEvent, loop) -> bool:
     if loop is not None:
         return event.ctx.always_runs_in(loop)
-    import libcst as cst
-    return not any(isinstance(b, (cst.If, cst.Try, cst.For, cst.While)) for b in event.ctx.blocks)
-
-
-def _is_backward(event: CallEvent) -> bool:
-    return event.method == "backward" and set(event.kwargs) <= BACKWARD_KEYWORDS
+    return not any(isinstance(b, (ast.If, ast.Try, ast.For, ast.While)) for b in event.ctx.blocks)
 
 
 def _same_parameters(zero: CallEvent, step: CallEvent) -> bool:
-    optimizer = step.receiver
-    if not isinstance(optimizer, OptimizerValue):
+    stepped = step.extra.get("params")
+    cleared = zero.extra.get("cleared")
+    if not stepped or not cleared or not step.extra.get("complete"):
         return False
-    cleared = zero.receiver
-    if isinstance(cleared, OptimizerValue):
-        return cleared.oid == optimizer.oid
-    if isinstance(cleared, ModuleValue):
-        return not optimizer.opaque and cleared.mid in optimizer.modules and len(optimizer.modules) == 1
-    return False
-
-
-def _own_line(event: CallEvent) -> bool:
-    import libcst as cst
-    stmt = event.ctx.stmt
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-        and isinstance(stmt.body[0], cst.Expr) and stmt.body[0].value is event.node
+    return stepped <= cleared

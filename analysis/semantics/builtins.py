@@ -1,0 +1,414 @@
+"""Python's builtins and protocols: iteration, unpacking, comparisons, and what
+an unknown call may do to what it is handed."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+
+from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
+                            GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, StrValue,
+                            TensorFacts, TorchName, Tri, TupleValue, Unknown, join)
+from analysis.semantics import Call, builtin, truth
+
+
+@dataclass(frozen=True)
+class RangeValue:
+    count: int | None = None
+
+
+@dataclass
+class Iteration:
+    """What a `for` loop over a value sees."""
+    elements: list | None            # every element, when the collection is known and finite
+    element: object                  # what any element is known to be
+    nonempty: Tri = None
+
+
+def iterate(call: Call, value) -> Iteration:
+    from analysis.semantics import containers, data, nn, tensors
+    state = call.state
+    if isinstance(value, RangeValue):
+        return Iteration(None, NumberValue("int"), None if value.count is None else value.count > 0)
+    if isinstance(value, TupleValue):
+        return Iteration(list(value.items), _join_all(value.items), bool(value.items))
+    if isinstance(value, TensorFacts):
+        shape = value.shape
+        first = shape[0] if shape else None
+        element = tensors.element(call, value)
+        count = first if isinstance(first, int) else None
+        return Iteration(None, element, None if count is None else count > 0)
+    if isinstance(value, StrValue):
+        return Iteration(None, StrValue(), None)
+    if isinstance(value, ObjectRef):
+        if value.kind in ("list", "dict"):
+            return containers.iterate(call, value)
+        if value.kind == "module":
+            return nn.iterate_module(call, value)
+        if value.kind in ("loader", "dataset"):
+            return data.iterate(call, value)
+    return Iteration(None, UNKNOWN, None)
+
+
+def unpack(state, value, count: int | None):
+    """The items of `value` when it is unpacked into `count` targets (None: any
+    number); None when they are not known."""
+    from analysis.semantics import containers, tensors
+    if isinstance(value, TupleValue):
+        items = list(value.items)
+    elif isinstance(value, ObjectRef) and value.kind == "list":
+        items = containers.known_items(state, value)
+        if items is None and count is not None:
+            item = containers.item_of(state, value)
+            return [item] * count if not isinstance(item, Unknown) else None
+    elif isinstance(value, TensorFacts) and count is not None and value.shape:
+        first = value.shape[0]
+        if first == count or first is None:
+            return [tensors.row(state, value) for _ in range(count)]
+        return None
+    else:
+        return None
+    if items is None or (count is not None and len(items) != count):
+        return None
+    return [state.fresh(v) for v in items]
+
+
+def unpack_star(state, value, count: int, starred: list):
+    items = unpack(state, value, None)
+    if items is None or not starred or len(items) < count - 1:
+        return None
+    star = starred[0]
+    after = count - star - 1
+    middle = items[star:len(items) - after]
+    return items[:star] + [TupleValue(tuple(middle))] + items[len(items) - after:]
+
+
+def compare(op, left, right) -> Tri:
+    """The value of `left op right` when the analysis knows it."""
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        found = _is(left, right)
+        if found is None:
+            return None
+        return found if isinstance(op, ast.Is) else not found
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        found = _equal(left, right)
+        if found is None:
+            return None
+        return found if isinstance(op, ast.Eq) else not found
+    if isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        a, b = _number(left), _number(right)
+        if a is None or b is None:
+            return None
+        return {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b}[type(op)]
+    return None
+
+
+def _is(left, right) -> Tri:
+    if right is NONE or isinstance(right, NoneValue):
+        return _is_none(left)
+    if left is NONE or isinstance(left, NoneValue):
+        return _is_none(right)
+    return None
+
+
+def _is_none(value) -> Tri:
+    if value is NONE or isinstance(value, NoneValue):
+        return True
+    if isinstance(value, GradAttr):
+        state = value.owner.grad
+        return True if state == "none" else False if state in ("set", "graph", "zero") else None
+    if isinstance(value, (TensorFacts, NumberValue, StrValue, TupleValue, FunctionValue,
+                          BoundMethod, ClassValue, TorchName, BuiltinName, MethodOf)):
+        return False
+    if isinstance(value, ObjectRef):
+        return False
+    return None
+
+
+def _equal(left, right) -> Tri:
+    for a, b in ((left, right), (right, left)):
+        if isinstance(a, StrValue) and isinstance(b, StrValue):
+            if a.value is None or b.value is None:
+                return None
+            return a.value == b.value
+        if isinstance(a, NumberValue) and isinstance(b, NumberValue):
+            if a.value is None or b.value is None:
+                return None
+            return a.value == b.value
+    if (left is NONE) != (right is NONE) and not isinstance(left, Unknown) \
+            and not isinstance(right, Unknown) and not isinstance(left, GradAttr) \
+            and not isinstance(right, GradAttr):
+        return False
+    return None
+
+
+def _number(value):
+    if isinstance(value, NumberValue) and isinstance(value.value, (int, float)):
+        return value.value
+    return None
+
+
+def havoc(call: Call) -> None:
+    """A call the analysis cannot see into: what it was handed may have changed.
+    A tensor's `.grad` may now be filled (it may run backward); a list or dict may
+    hold other items; a module's or optimizer's gradients may have been cleared."""
+    from analysis.semantics import containers, nn
+    state = call.state
+    values = list(call.args) + list(call.kwargs.values())
+    if call.receiver is not None and not isinstance(call.receiver, (TorchName,)):
+        values.append(call.receiver)
+    for value in values:
+        value = state.fresh(value)
+        if isinstance(value, TensorFacts):
+            if value.grad is not None:
+                state.update_tensor(replace(value, grad=None))
+        elif isinstance(value, ObjectRef):
+            if value.kind in ("list", "dict"):
+                containers.forget(state, value)
+            elif value.kind in ("module", "optimizer"):
+                for t in nn.parameters_of(state, value)[0]:
+                    if t.grad is not None:
+                        state.update_tensor(replace(t, grad=None))
+
+
+def _join_all(values):
+    values = list(values)
+    if not values:
+        return UNKNOWN
+    out = values[0]
+    for v in values[1:]:
+        out = join(out, v)
+    return out
+
+
+# -- the builtins --------------------------------------------------------------------------
+
+@builtin("range")
+def _range(call: Call):
+    numbers = [call.number(i) for i in range(len(call.args))]
+    if call.starred or not call.args or any(n is None for n in numbers):
+        return RangeValue()
+    start, stop, step = (0, numbers[0], 1) if len(numbers) == 1 else (
+        numbers[0], numbers[1], numbers[2] if len(numbers) > 2 else 1)
+    if not step:
+        return RangeValue()
+    return RangeValue(max(0, len(range(int(start), int(stop), int(step)))))
+
+
+@builtin("len")
+def _len(call: Call):
+    from analysis.semantics import containers
+    value = call.arg(0)
+    if isinstance(value, TupleValue):
+        return NumberValue("int", len(value.items))
+    if isinstance(value, ObjectRef) and value.kind == "list":
+        items = containers.known_items(call.state, value)
+        return NumberValue("int", len(items) if items is not None else None)
+    if isinstance(value, TensorFacts) and value.shape and isinstance(value.shape[0], int):
+        return NumberValue("int", value.shape[0])
+    return NumberValue("int")
+
+
+@builtin("enumerate")
+def _enumerate(call: Call):
+    from analysis.semantics import containers
+    inner = iterate(call, call.arg(0))
+    if inner.elements is not None:
+        return containers.new_list(call, [TupleValue((NumberValue("int", i), e))
+                                          for i, e in enumerate(inner.elements)])
+    return containers.new_list(call, None, item=TupleValue((NumberValue("int"), inner.element)),
+                               nonempty=inner.nonempty)
+
+
+@builtin("zip")
+def _zip(call: Call):
+    from analysis.semantics import containers
+    if call.starred:
+        return containers.new_list(call, None)
+    inners = [iterate(call, a) for a in call.args]
+    if inners and all(i.elements is not None for i in inners):
+        count = min(len(i.elements) for i in inners)
+        return containers.new_list(call, [TupleValue(tuple(i.elements[k] for i in inners))
+                                          for k in range(count)])
+    nonempty = True if inners and all(i.nonempty for i in inners) else None
+    return containers.new_list(call, None, item=TupleValue(tuple(i.element for i in inners)),
+                               nonempty=nonempty)
+
+
+@builtin("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter")
+def _sequence(call: Call):
+    from analysis.semantics import containers
+    name = call.node.func.id if isinstance(call.node.func, ast.Name) else "list"
+    if not call.args:
+        return TupleValue(()) if name == "tuple" else containers.new_list(call, [])
+    inner = iterate(call, call.arg(0))
+    if name == "iter":
+        return call.arg(0)
+    elements = inner.elements
+    if elements is not None and name == "reversed":
+        elements = list(reversed(elements))
+    if name == "tuple" and elements is not None:
+        return TupleValue(tuple(elements))
+    if name in ("set", "frozenset"):
+        return UNKNOWN
+    if elements is not None and name != "sorted":
+        return containers.new_list(call, list(elements))
+    return containers.new_list(call, None, item=inner.element, nonempty=inner.nonempty)
+
+
+@builtin("next")
+def _next(call: Call):
+    return iterate(call, call.arg(0)).element
+
+
+@builtin("dict")
+def _dict(call: Call):
+    from analysis.semantics import containers
+    if call.args:
+        return containers.new_dict(call, {}, False)
+    return containers.new_dict(call, dict(call.kwargs), not call.starred)
+
+
+@builtin("sum")
+def _sum(call: Call):
+    from analysis.semantics import tensors
+    inner = iterate(call, call.arg(0))
+    total = call.arg(1, "start", NumberValue("int", 0))
+    values = inner.elements if inner.elements is not None else [inner.element]
+    for value in values:
+        total = tensors.binary(call, "add", total, call.state.fresh(value))
+    return total
+
+
+@builtin("min", "max")
+def _min_max(call: Call):
+    values = list(call.args)
+    if len(values) == 1:
+        inner = iterate(call, values[0])
+        values = inner.elements if inner.elements is not None else [inner.element]
+    return _join_all([call.state.fresh(v) for v in values]) if values else UNKNOWN
+
+
+@builtin("abs", "round")
+def _abs(call: Call):
+    from analysis.semantics import tensors
+    value = call.arg(0)
+    if isinstance(value, TensorFacts):
+        return tensors.derived(call, "abs", [value], shape=value.shape, dtype=value.dtype)
+    if isinstance(value, NumberValue):
+        return NumberValue(value.kind if call.node.func.id == "abs" else "int")
+    return UNKNOWN
+
+
+@builtin("float", "int", "bool", "complex")
+def _number_of(call: Call):
+    name = call.node.func.id
+    value = call.arg(0)
+    if isinstance(value, NumberValue) and value.value is not None:
+        try:
+            return NumberValue(name, {"float": float, "int": int, "bool": bool,
+                                      "complex": complex}[name](value.value))
+        except (TypeError, ValueError, OverflowError):
+            return NumberValue(name)
+    return NumberValue(name)
+
+
+@builtin("str", "repr", "format", "chr", "hex", "oct", "bin", "ascii")
+def _str(call: Call):
+    return StrValue()
+
+
+@builtin("print", "id", "hash", "input", "open", "vars", "dir", "globals", "locals", "callable",
+         "hasattr", "type", "any", "all", "issubclass", "ord", "divmod", "pow", "map", "filter",
+         "slice", "object", "property", "staticmethod", "classmethod", "exec", "eval", "compile",
+         "breakpoint", "memoryview", "bytes", "bytearray", "delattr", "help", "aiter", "anext")
+def _harmless(call: Call):
+    name = call.node.func.id if isinstance(call.node.func, ast.Name) else ""
+    if name in ("any", "all", "callable", "hasattr", "issubclass"):
+        return NumberValue("bool")
+    if name in ("id", "hash", "ord"):
+        return NumberValue("int")
+    if name in ("staticmethod", "classmethod", "property") and call.args:
+        return call.arg(0)
+    if name in ("map", "filter"):
+        from analysis.semantics import containers
+        return containers.new_list(call, None)
+    return UNKNOWN
+
+
+@builtin("isinstance")
+def _isinstance(call: Call):
+    value, classes = call.arg(0), call.arg(1)
+    options = classes.items if isinstance(classes, TupleValue) else (classes,)
+    answers = [_instance_of(value, c) for c in options]
+    if any(a is True for a in answers):
+        return NumberValue("bool", True)
+    if answers and all(a is False for a in answers):
+        return NumberValue("bool", False)
+    return NumberValue("bool")
+
+
+_PY_TYPES = {"int": ("int", "bool"), "float": ("float",), "bool": ("bool",), "complex": ("complex",)}
+
+
+def _instance_of(value, cls) -> Tri:
+    from analysis.semantics import nn
+    if isinstance(cls, TorchName):
+        name = cls.qualname
+        if isinstance(value, TensorFacts):
+            return name in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter") \
+                and (name == "torch.Tensor" or value.is_param)
+        if isinstance(value, ObjectRef):
+            return nn.is_instance(value, name)
+        if isinstance(value, (NumberValue, StrValue, NoneValue, TupleValue)):
+            return False
+        return None
+    if isinstance(cls, BuiltinName):
+        if isinstance(value, NumberValue):
+            return value.kind in _PY_TYPES.get(cls.name, ())
+        if isinstance(value, StrValue):
+            return cls.name == "str"
+        if isinstance(value, TupleValue):
+            return cls.name == "tuple"
+        if isinstance(value, NoneValue):
+            return False
+        if isinstance(value, ObjectRef) and value.kind in ("list", "dict"):
+            return cls.name == value.kind
+        if isinstance(value, (TensorFacts, ObjectRef)) and cls.name in ("int", "float", "str", "bool",
+                                                                       "list", "dict", "tuple"):
+            return False
+        return None
+    if isinstance(cls, ClassValue):
+        if isinstance(value, ObjectRef) and isinstance(value.cls, ClassValue):
+            if cls in value.cls.mro():
+                return True
+            return None if value.cls.has_unknown_base() else False
+        if isinstance(value, (TensorFacts, NumberValue, StrValue, NoneValue)):
+            return False
+    return None
+
+
+@builtin("super")
+def _super(call: Call):
+    from analysis.semantics import objects
+    return objects.make_super(call)
+
+
+@builtin("getattr")
+def _getattr(call: Call):
+    name = call.arg(1)
+    if isinstance(name, StrValue) and name.value is not None:
+        found = call.walker.member(call.arg(0), name.value, call.state, None, call.frame, call.ctx)
+        if not isinstance(found, Unknown) or len(call.args) < 3:
+            return found
+    return call.arg(2) if len(call.args) > 2 else UNKNOWN
+
+
+@builtin("setattr")
+def _setattr(call: Call):
+    from analysis.semantics import objects
+    name = call.arg(1)
+    if isinstance(name, StrValue) and name.value is not None and isinstance(call.arg(0), ObjectRef):
+        objects.store_attribute(call.state, call.arg(0), name.value, call.arg(2))
+    elif isinstance(call.arg(0), ObjectRef):
+        havoc(call)
+    return NONE

@@ -1,0 +1,422 @@
+"""Lists and dicts: objects in the heap whose items are followed.
+
+A list's heap entry holds `items` (a tuple, when every item is known) and
+`item` (what any item is known to be); a dict's holds `entries` (key -> value,
+when every key is a known string or number) and `value`. Whatever the analysis
+cannot follow (an unknown call handed the list, an unknown key) forgets the
+items, and the joined `item` stays.
+"""
+from __future__ import annotations
+
+from analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
+                            TupleValue, Unknown, join)
+from analysis.semantics import Call, method
+from analysis.trace import StoreEvent
+
+
+def _join_all(values):
+    values = list(values)
+    if not values:
+        return UNKNOWN
+    out = values[0]
+    for v in values[1:]:
+        out = join(out, v)
+    return out
+
+
+# -- making them ----------------------------------------------------------------------------
+
+def new_list(call: Call, items, item=None, nonempty=None) -> ObjectRef:
+    ref = ObjectRef(call.new_id(), "list", "list")
+    if items is not None:
+        items = tuple(items)
+        item = _join_all(items) if item is None else item
+        nonempty = bool(items)
+    call.state.new_object(ref, {"items": items, "item": UNKNOWN if item is None else item,
+                                "nonempty": nonempty, "_loop": call.ctx.loop})
+    return ref
+
+
+def new_dict(call: Call, entries: dict, known: bool, value=None) -> ObjectRef:
+    ref = ObjectRef(call.new_id(), "dict", "dict")
+    entries = {k: v for k, v in entries.items() if k is not None}
+    summary = _join_all(entries.values()) if value is None and entries else (value or UNKNOWN)
+    call.state.new_object(ref, {"entries": entries if known else None, "value": summary,
+                                "nonempty": bool(entries) or None, "_loop": call.ctx.loop})
+    return ref
+
+
+def store_event(state, node, ctx, container, value) -> StoreEvent:
+    return StoreEvent(node, ctx, container, value, holds_tensor(state, value),
+                      state.attrs(container).get("_loop") if isinstance(container, ObjectRef) else None)
+
+
+def plain_dict(values: dict):
+    """`**kwargs` as a parameter: not followed."""
+    return UNKNOWN
+
+
+def generator_of(call: Call, function, yielded=None) -> ObjectRef:
+    return new_list(call, None, item=yielded if yielded is not None else UNKNOWN)
+
+
+# -- reading them -------------------------------------------------------------------------------
+
+def known_items(state, ref: ObjectRef):
+    attrs = state.attrs(ref)
+    items = attrs.get("items")
+    return list(items) if items is not None else None
+
+
+def item_of(state, ref: ObjectRef):
+    attrs = state.attrs(ref)
+    if ref.kind == "dict":
+        return state.fresh(attrs.get("value", UNKNOWN))
+    return state.fresh(attrs.get("item", UNKNOWN))
+
+
+def entries_of(state, ref: ObjectRef):
+    entries = state.attrs(ref).get("entries")
+    return dict(entries) if entries is not None else None
+
+
+def iterate(call: Call, ref: ObjectRef):
+    from analysis.semantics.builtins import Iteration
+    state = call.state
+    attrs = state.attrs(ref)
+    if ref.kind == "list":
+        items = attrs.get("items")
+        if items is not None:
+            items = [state.fresh(v) for v in items]
+            return Iteration(items, _join_all(items), bool(items))
+        return Iteration(None, state.fresh(attrs.get("item", UNKNOWN)), attrs.get("nonempty"))
+    entries = attrs.get("entries")
+    if entries is not None:
+        keys = [_key_value(k) for k in entries]
+        return Iteration(keys, _join_all(keys), bool(keys))
+    return Iteration(None, UNKNOWN, attrs.get("nonempty"))
+
+
+def _key_value(key):
+    if isinstance(key, str):
+        return StrValue(key)
+    if isinstance(key, bool):
+        return NumberValue("bool", key)
+    if isinstance(key, int):
+        return NumberValue("int", key)
+    return UNKNOWN
+
+
+def _key(index):
+    if isinstance(index, StrValue) and index.value is not None:
+        return index.value
+    if isinstance(index, NumberValue) and index.kind in ("int", "bool") and index.value is not None:
+        return index.value
+    return None
+
+
+def getitem(walker, state, base, index, node, frame, ctx):
+    from analysis.semantics import data, nn
+    if isinstance(base, TupleValue):
+        key = _key(index)
+        if isinstance(key, int) and -len(base.items) <= key < len(base.items):
+            return state.fresh(base.items[key])
+        if isinstance(key, int):
+            return UNKNOWN
+        if index is not None and type(index).__name__ == "Unknown":
+            return _join_all(base.items) if base.items else UNKNOWN
+        return UNKNOWN
+    if isinstance(base, ObjectRef):
+        if base.kind == "list":
+            items = known_items(state, base)
+            key = _key(index)
+            if items is not None and isinstance(key, int) and -len(items) <= key < len(items):
+                return state.fresh(items[key])
+            return item_of(state, base)
+        if base.kind == "dict":
+            entries = entries_of(state, base)
+            key = _key(index)
+            if entries is not None and key is not None:
+                return state.fresh(entries.get(key, UNKNOWN))
+            return item_of(state, base)
+        if base.kind == "module":
+            return nn.module_item(state, base, index)
+        if base.kind == "dataset":
+            return data.dataset_item(walker.call_for(node, state, frame, ctx), base)
+    if isinstance(base, StrValue):
+        return StrValue()
+    return UNKNOWN
+
+
+# -- changing them ------------------------------------------------------------------------------
+
+def setitem(state, ref: ObjectRef, index, value) -> None:
+    attrs = state.attrs(ref)
+    key = _key(index)
+    if ref.kind == "list":
+        items = attrs.get("items")
+        if items is not None and isinstance(key, int) and -len(items) <= key < len(items):
+            items = list(items)
+            items[key] = value
+            state.set_attrs(ref, {"items": tuple(items), "item": _join_all(items)})
+        else:
+            state.set_attrs(ref, {"items": None, "item": join(attrs.get("item", UNKNOWN), value)})
+    else:
+        entries = attrs.get("entries")
+        if entries is not None and key is not None:
+            new = {**entries, key: value}
+            state.set_attrs(ref, {"entries": new, "value": _join_all(new.values()), "nonempty": True})
+        else:
+            old = attrs.get("value", UNKNOWN)
+            state.set_attrs(ref, {"entries": None,
+                                  "value": value if not attrs.get("nonempty") and old is UNKNOWN
+                                  else join(old, value), "nonempty": True})
+
+
+def forget(state, ref: ObjectRef) -> None:
+    """Someone we cannot see may have changed the items."""
+    if ref.kind == "list":
+        state.set_attrs(ref, {"items": None, "item": UNKNOWN, "nonempty": None})
+    else:
+        state.set_attrs(ref, {"entries": None, "value": UNKNOWN, "nonempty": None})
+
+
+def concatenate(call: Call, left, right):
+    state = call.state
+    if isinstance(left, TupleValue) and isinstance(right, TupleValue):
+        return TupleValue(left.items + right.items)
+    if isinstance(left, ObjectRef) and isinstance(right, ObjectRef) \
+            and left.kind == "list" and right.kind == "list":
+        a, b = known_items(state, left), known_items(state, right)
+        if a is not None and b is not None:
+            return new_list(call, a + b)
+        return new_list(call, None, item=join(item_of(state, left), item_of(state, right)))
+    return UNKNOWN
+
+
+def repeat(call: Call, value):
+    state = call.state
+    if isinstance(value, ObjectRef) and value.kind == "list":
+        return new_list(call, None, item=item_of(state, value))
+    if isinstance(value, TupleValue):
+        return UNKNOWN
+    return UNKNOWN
+
+
+def as_kwargs(state, value):
+    if isinstance(value, ObjectRef) and value.kind == "dict":
+        entries = entries_of(state, value)
+        if entries is not None and all(isinstance(k, str) for k in entries):
+            return {k: state.fresh(v) for k, v in entries.items()}
+    return None
+
+
+# -- methods ------------------------------------------------------------------------------------
+
+@method("list", "append")
+def _append(call: Call):
+    ref = call.receiver
+    value = call.arg(0)
+    state = call.state
+    attrs = state.attrs(ref)
+    items = attrs.get("items")
+    first = not attrs.get("nonempty") and items == ()
+    state.set_attrs(ref, {"items": None if items is None else items + (value,),
+                          "item": value if first else join(attrs.get("item", UNKNOWN), value),
+                          "nonempty": True})
+    call.walker.emit(store_event(state, call.node, call.ctx, ref, value))
+    return NONE
+
+
+@method("list", "insert")
+def _insert(call: Call):
+    value = call.arg(1)
+    state = call.state
+    attrs = state.attrs(call.receiver)
+    state.set_attrs(call.receiver, {"items": None, "item": join(attrs.get("item", UNKNOWN), value),
+                                    "nonempty": True})
+    call.walker.emit(store_event(state, call.node, call.ctx, call.receiver, value))
+    return NONE
+
+
+@method("list", "extend")
+def _extend(call: Call):
+    from analysis.semantics.builtins import iterate
+    state = call.state
+    ref = call.receiver
+    inner = iterate(call, call.arg(0))
+    attrs = state.attrs(ref)
+    items = attrs.get("items")
+    if items is not None and inner.elements is not None:
+        new = items + tuple(inner.elements)
+        state.set_attrs(ref, {"items": new, "item": _join_all(new), "nonempty": bool(new)})
+    else:
+        item = inner.element if items == () else join(attrs.get("item", UNKNOWN), inner.element)
+        state.set_attrs(ref, {"items": None, "item": item,
+                              "nonempty": True if inner.nonempty else attrs.get("nonempty")})
+    call.walker.emit(store_event(state, call.node, call.ctx, ref, inner.element))
+    return NONE
+
+
+@method("list", "pop")
+def _pop(call: Call):
+    state = call.state
+    item = item_of(state, call.receiver)
+    attrs = state.attrs(call.receiver)
+    state.set_attrs(call.receiver, {"items": None, "nonempty": None, "item": attrs.get("item", UNKNOWN)})
+    return item
+
+
+@method("list", "clear")
+def _clear(call: Call):
+    call.state.set_attrs(call.receiver, {"items": (), "item": UNKNOWN, "nonempty": False})
+    return NONE
+
+
+@method("list", "copy")
+def _copy(call: Call):
+    items = known_items(call.state, call.receiver)
+    return new_list(call, items, item=item_of(call.state, call.receiver))
+
+
+@method("list", "index", "count")
+def _index(call: Call):
+    return NumberValue("int")
+
+
+@method("list", "sort", "reverse", "remove")
+def _reorder(call: Call):
+    state = call.state
+    attrs = state.attrs(call.receiver)
+    state.set_attrs(call.receiver, {"items": None, "item": attrs.get("item", UNKNOWN)})
+    return NONE
+
+
+@method("dict", "items")
+def _items(call: Call):
+    state = call.state
+    entries = entries_of(state, call.receiver)
+    if entries is not None:
+        return new_list(call, [TupleValue((_key_value(k), state.fresh(v))) for k, v in entries.items()])
+    return new_list(call, None, item=TupleValue((UNKNOWN, item_of(state, call.receiver))))
+
+
+@method("dict", "values")
+def _values(call: Call):
+    state = call.state
+    entries = entries_of(state, call.receiver)
+    if entries is not None:
+        return new_list(call, [state.fresh(v) for v in entries.values()])
+    return new_list(call, None, item=item_of(state, call.receiver))
+
+
+@method("dict", "keys")
+def _keys(call: Call):
+    entries = entries_of(call.state, call.receiver)
+    if entries is not None:
+        return new_list(call, [_key_value(k) for k in entries])
+    return new_list(call, None)
+
+
+@method("dict", "get", "pop")
+def _get(call: Call):
+    state = call.state
+    entries = entries_of(state, call.receiver)
+    key = _key(call.arg(0))
+    default = call.arg(1, None, NONE)
+    if call.method == "pop":
+        attrs = state.attrs(call.receiver)
+        if entries is not None and key is not None:
+            value = entries.pop(key, None)
+            state.set_attrs(call.receiver, {"entries": entries})
+            return state.fresh(value) if value is not None else default
+        state.set_attrs(call.receiver, {"entries": None, "value": attrs.get("value", UNKNOWN)})
+        return join(item_of(state, call.receiver), default)
+    if entries is not None and key is not None:
+        return state.fresh(entries[key]) if key in entries else default
+    return join(item_of(state, call.receiver), default)
+
+
+@method("dict", "setdefault")
+def _setdefault(call: Call):
+    state = call.state
+    entries = entries_of(state, call.receiver)
+    key = _key(call.arg(0))
+    if entries is not None and key is not None and key in entries:
+        return state.fresh(entries[key])
+    setitem(state, call.receiver, call.arg(0), call.arg(1, None, NONE))
+    return call.arg(1, None, NONE)
+
+
+@method("dict", "update")
+def _update(call: Call):
+    state = call.state
+    other = call.arg(0, None, None)
+    spread = as_kwargs(state, other) if other is not None else {}
+    if spread is None:
+        forget(state, call.receiver)
+        return NONE
+    for key, value in {**spread, **call.kwargs}.items():
+        setitem(state, call.receiver, StrValue(key), value)
+        call.walker.emit(store_event(state, call.node, call.ctx, call.receiver, value))
+    return NONE
+
+
+@method("dict", "copy")
+def _dict_copy(call: Call):
+    entries = entries_of(call.state, call.receiver)
+    return new_dict(call, entries or {}, entries is not None, value=item_of(call.state, call.receiver))
+
+
+@method("dict", "clear")
+def _dict_clear(call: Call):
+    call.state.set_attrs(call.receiver, {"entries": {}, "value": UNKNOWN, "nonempty": False})
+    return NONE
+
+
+@method("str", "format", "join", "upper", "lower", "strip", "replace", "split", "startswith",
+        "endswith", "rjust", "ljust", "center")
+def _str_method(call: Call):
+    if call.method in ("startswith", "endswith"):
+        return NumberValue("bool")
+    return StrValue()
+
+
+@method("tuple", "index", "count")
+def _tuple_index(call: Call):
+    return NumberValue("int")
+
+
+def unknown_result(call: Call):
+    return UNKNOWN
+
+
+def is_container(value) -> bool:
+    return isinstance(value, ObjectRef) and value.kind in ("list", "dict")
+
+
+def holds_tensor(state, value, depth: int = 3):
+    """A tensor kept inside `value` (a tensor itself, a tuple, a list or dict), or None."""
+    if isinstance(value, TensorFacts):
+        return state.fresh(value)
+    if depth <= 0:
+        return None
+    if isinstance(value, TupleValue):
+        for item in value.items:
+            found = holds_tensor(state, item, depth - 1)
+            if found is not None:
+                return found
+    if isinstance(value, ObjectRef) and value.kind in ("list", "dict"):
+        attrs = state.attrs(value)
+        candidates = list((attrs.get("entries") or {}).values()) + list(attrs.get("items") or ())
+        candidates.append(attrs.get("item" if value.kind == "list" else "value", UNKNOWN))
+        for item in candidates:
+            found = holds_tensor(state, item, depth - 1)
+            if found is not None:
+                return found
+    return None
+
+
+__all__ = ["new_list", "new_dict", "getitem", "setitem", "forget", "iterate", "known_items",
+           "item_of", "entries_of", "concatenate", "repeat", "as_kwargs", "holds_tensor",
+           "Unknown"]

@@ -1,0 +1,207 @@
+"""The few names of other libraries that training code runs its tensors
+through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
+their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
+                            TupleValue, Unknown)
+from analysis.semantics import PREFIXES, Call, function, method
+
+
+@dataclass(frozen=True)
+class NdArray:
+    """A NumPy array. `converted` is a tensor that requires grad among those NumPy
+    converted to make it (the conversion raises), if any."""
+    shape: object = None
+    converted: object = None
+
+
+def ndarray_of(call: Call, t: TensorFacts):
+    return NdArray(t.shape)
+
+
+# NumPy functions that convert every tensor they are given with `__array__`
+# (`Tensor.numpy()`), which raises on a tensor that requires grad.
+NUMPY_CONVERTING = frozenset({
+    "numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "numpy.vstack",
+    "numpy.hstack", "numpy.sum", "numpy.mean", "numpy.std", "numpy.var", "numpy.max", "numpy.min",
+    "numpy.median", "numpy.average", "numpy.argmax", "numpy.argmin", "numpy.prod", "numpy.cumsum",
+})
+
+
+def _numpy_family(qualname: str):
+    name = qualname.split(".", 1)[1] if "." in qualname else ""
+    if not name:
+        return None
+    if name in ("pi", "e", "inf", "nan", "float32", "float64", "int64", "int32"):
+        return _numpy_constant
+    return _numpy_function
+
+
+def _numpy_function(call: Call):
+    if call.qualname in NUMPY_CONVERTING:
+        return NdArray(converted=_graph_tensor(call))
+    return NdArray()
+
+
+def _graph_tensor(call: Call):
+    """A tensor that requires grad among what a NumPy function converts with
+    `__array__`: its first argument when it builds an array from it, or the items of
+    a list or tuple given there."""
+    from analysis.semantics import containers
+    value = call.arg(0)
+    if isinstance(value, TensorFacts):
+        # Reductions call a lone tensor's own method instead of converting it.
+        return value if value.requires_grad is True and call.qualname.endswith(("array", "asarray")) else None
+    items = ()
+    if isinstance(value, ObjectRef) and value.kind == "list":
+        items = containers.known_items(call.state, value) or [containers.item_of(call.state, value)]
+    elif isinstance(value, TupleValue):
+        items = value.items
+    for item in items:
+        item = call.state.fresh(item)
+        if isinstance(item, TensorFacts) and item.requires_grad is True:
+            return item
+    return None
+
+
+def _numpy_constant(call: Call):
+    return UNKNOWN
+
+
+PREFIXES.append(("numpy.", _numpy_family))
+
+
+@method("any", "__array__")
+def _array(call: Call):
+    return NdArray()
+
+
+@function("copy.deepcopy")
+def _deepcopy(call: Call):
+    value = call.arg(0)
+    return deep_copy(call, value, {})
+
+
+def deep_copy(call: Call, value, memo: dict):
+    """A copy of an object graph with new identities: a deep-copied model has
+    parameters of its own (leaves that require grad, like the original's)."""
+    state = call.state
+    value = state.fresh(value)
+    if isinstance(value, TensorFacts):
+        if value.tid in memo:
+            return memo[value.tid]
+        copy = state.created(replace(value, tid=call.new_id(1000 + len(memo)),
+                                     leaves=frozenset(), grad="none" if value.is_leaf and value.requires_grad
+                                     else None, saved_nodes=frozenset(), saved_by=frozenset(),
+                                     label=None))
+        if copy.is_leaf and copy.requires_grad:
+            copy = state.created(replace(copy, leaves=frozenset({copy.tid})))
+        memo[value.tid] = copy
+        return copy
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(deep_copy(call, v, memo) for v in value.items))
+    if isinstance(value, ObjectRef):
+        if value.oid in memo:
+            return memo[value.oid]
+        if len(memo) > 2000:
+            return UNKNOWN
+        new = ObjectRef(call.new_id(1000 + len(memo)), value.kind, value.cls)
+        memo[value.oid] = new
+        attrs = state.attrs(value)
+        copied = {}
+        for key, item in attrs.items():
+            if key in ("params", "modules"):
+                copied[key] = item
+            elif key == "_items":
+                copied[key] = tuple(deep_copy(call, v, memo) for v in item) if item is not None else None
+            elif key in ("entries", "_entries"):
+                copied[key] = {k: deep_copy(call, v, memo) for k, v in item.items()} if item is not None else None
+            elif key == "items":
+                copied[key] = tuple(deep_copy(call, v, memo) for v in item) if item is not None else None
+            else:
+                copied[key] = deep_copy(call, item, memo)
+        state.new_object(new, copied)
+        return new
+    return value
+
+
+@function("copy.copy")
+def _shallow_copy(call: Call):
+    value = call.arg(0)
+    if isinstance(value, ObjectRef):
+        new = ObjectRef(call.new_id(), value.kind, value.cls)
+        call.state.new_object(new, dict(call.state.attrs(value)))
+        return new
+    return value
+
+
+def _passes_iterable(call: Call):
+    """A progress bar or similar wrapper: iterating it iterates its argument."""
+    return call.arg(0, "iterable")
+
+
+for _name in ("tqdm.tqdm", "tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm",
+              "tqdm.autonotebook.tqdm", "progressbar.progressbar", "rich.progress.track"):
+    function(_name)(_passes_iterable)
+
+
+@function("itertools.chain")
+def _chain(call: Call):
+    from analysis.semantics import containers
+    from analysis.semantics.builtins import iterate
+    elements, item = [], None
+    known = not call.starred
+    for value in call.args:
+        inner = iterate(call, value)
+        if inner.elements is None:
+            known = False
+        else:
+            elements.extend(inner.elements)
+    if known:
+        lst = containers.new_list(call, elements)
+    else:
+        from analysis.facts import join
+        for value in call.args:
+            el = iterate(call, value).element
+            item = el if item is None else join(item, el)
+        lst = containers.new_list(call, None, item=item or UNKNOWN)
+    owners = [call.state.attrs(v).get("_params_of") for v in call.args if isinstance(v, ObjectRef)]
+    params = [p for v in call.args if isinstance(v, ObjectRef)
+              for p in call.state.attrs(v).get("_params", ())]
+    if params:
+        call.state.set_attr(lst, "_params", tuple(params))
+    return lst
+
+
+@function("collections.defaultdict", "collections.OrderedDict", "collections.Counter")
+def _collections(call: Call):
+    from analysis.semantics import containers
+    if call.qualname and call.qualname.endswith("OrderedDict") and not call.args:
+        return containers.new_dict(call, dict(call.kwargs), True)
+    return containers.new_dict(call, {}, False)
+
+
+def _math_family(qualname: str):
+    if qualname in ("math.pi", "math.e", "math.inf", "math.tau"):
+        return None
+    return _math_function
+
+
+def _math_function(call: Call):
+    return NumberValue("float")
+
+
+PREFIXES.append(("math.", _math_family))
+PREFIXES.append(("random.", lambda q: (lambda call: NumberValue("float"))))
+PREFIXES.append(("time.", lambda q: (lambda call: NumberValue("float"))))
+
+
+@function("functools.partial")
+def _partial(call: Call):
+    return UNKNOWN
+
+
+__all__ = ["NdArray", "NUMPY_CONVERTING", "deep_copy", "NONE", "StrValue", "Unknown"]

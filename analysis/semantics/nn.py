@@ -1,0 +1,760 @@
+"""torch.nn: layers, containers, losses, parameters, module methods and the
+functional API.
+
+A module is an object in the heap whose attributes mirror torch's: a layer's
+`weight` and `bias` are parameter tensors (leaves that require grad, with the
+shapes its constructor gives them), `training` and `inplace` are flags, a
+container keeps its layers in order. Calling a layer makes a tensor that
+requires grad when a trainable parameter or the input does, whose graph
+reaches those parameters (so a backward fills their `.grad`) and saves the
+input when the layer needs it for its backward.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from analysis import torch_api as api
+from analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue,
+                            TensorFacts, TorchName, TupleValue, Unknown, dtype_kind)
+from analysis.semantics import PREFIXES, Call, function, method, shapes, truth
+from analysis.semantics import tensors as t_ops
+from analysis.trace import InplaceEvent
+
+_LOSSES = api.NN_LOSSES
+_WITH_PARAMS = api.NN_LAYERS_WITH_PARAMS
+_WITHOUT_PARAMS = api.NN_LAYERS_WITHOUT_PARAMS
+# How many modules `parameters()` walks into before calling the set incomplete.
+_MAX_MODULES = 256
+
+
+# -- making layers ---------------------------------------------------------------------------
+
+def _constructor_values(call: Call, name: str) -> dict:
+    """Constructor arguments by parameter name (positional ones mapped through the
+    signature measured from torch)."""
+    params = api.NN_CONSTRUCTOR_PARAMS.get(name, ())
+    values = dict(call.kwargs)
+    for index, value in enumerate(call.args):
+        if index < len(params):
+            values.setdefault(params[index], value)
+    return values
+
+
+def _dim_from(values: dict, spec):
+    """One dimension of a parameter's shape from the constructor's values."""
+    if isinstance(spec, int):
+        return spec
+    if spec is None:
+        return None
+    name, index = (spec, None) if isinstance(spec, str) else spec
+    value = values.get(name)
+    if isinstance(value, NumberValue) and value.kind == "int":
+        return value.value
+    if isinstance(value, TupleValue) and index is not None and index < len(value.items):
+        item = value.items[index]
+        return item.value if isinstance(item, NumberValue) else None
+    return None
+
+
+def make_layer(call: Call):
+    """`nn.Linear(3, 4)`, `nn.ReLU(inplace=True)`, `nn.MSELoss(reduction="none")`..."""
+    name = call.qualname.rsplit(".", 1)[-1]
+    if name in ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"):
+        return make_container(call, name)
+    if name == "Module":
+        return new_module(call, "torch.nn.Module", {})
+    if name not in _WITH_PARAMS and name not in _WITHOUT_PARAMS and name not in _LOSSES:
+        return UNKNOWN
+    values = _constructor_values(call, name)
+    attrs = {}
+    if name in _LOSSES:
+        reduction = call.text(None, "reduction", api.NN_LOSS_REDUCTION.get(name))
+        if "reduction" in call.kwargs and reduction is None:
+            reduction = "unknown"
+        attrs["reduction"] = StrValue(reduction)
+    if name in api.NN_INPLACE_CAPABLE:
+        flag = truth(values.get("inplace", NumberValue("bool", False)))
+        attrs["inplace"] = NumberValue("bool", flag)
+    for key in ("batch_first", "bidirectional", "num_layers", "hidden_size", "out_features",
+                "embedding_dim", "out_channels", "in_features", "start_dim", "end_dim"):
+        if key in values:
+            attrs[key] = values[key]
+    templates = api.NN_PARAM_SHAPES.get(name)
+    has_bias = truth(values.get("bias", NumberValue("bool", True)))
+    if name in _WITH_PARAMS:
+        dtype = call.walker.float_dtype()
+        if templates is None:
+            # Parameters whose names and shapes are not tabled: one that stands for all.
+            templates = {"weight": None}
+        for index, (param, dims) in enumerate(sorted(templates.items())):
+            if param == "bias" and has_bias is False:
+                attrs[param] = NONE
+                continue
+            shape = tuple(_dim_from(values, d) for d in dims) if dims is not None else None
+            attrs[param] = t_ops.new_tensor(call, True, True, dtype=dtype, shape=shape,
+                                            device="cpu", ignore_no_grad=True, part=10 + index,
+                                            is_param=True)
+    return new_module(call, f"torch.nn.{name}", attrs)
+
+
+def new_module(call: Call, cls, attrs: dict) -> ObjectRef:
+    ref = ObjectRef(call.new_id(), "module", cls)
+    call.state.new_object(ref, {"training": NumberValue("bool", True), **attrs})
+    return ref
+
+
+def make_container(call: Call, name: str):
+    from analysis.semantics import containers
+    from analysis.semantics.builtins import iterate
+    state = call.state
+    if name in ("Sequential", "ModuleList", "ParameterList"):
+        items = list(call.args)
+        if name != "Sequential" and items:
+            inner = iterate(call, items[0])
+            items = inner.elements
+        elif name == "Sequential" and len(items) == 1 and isinstance(items[0], ObjectRef) \
+                and items[0].kind == "dict":
+            entries = containers.entries_of(state, items[0])
+            items = list(entries.values()) if entries is not None else None
+        if call.starred:
+            items = None
+        attrs = {"_items": tuple(state.fresh(i) for i in items) if items is not None else None}
+        return new_module(call, f"torch.nn.{name}", attrs)
+    entries = containers.entries_of(state, call.args[0]) if call.args and isinstance(
+        call.args[0], ObjectRef) else ({} if not call.args else None)
+    return new_module(call, f"torch.nn.{name}", {"_entries": entries})
+
+
+def _layer_family(qualname: str):
+    rest = qualname[len("torch.nn."):]
+    if "." in rest:
+        return None
+    if rest in _WITH_PARAMS or rest in _WITHOUT_PARAMS or rest in _LOSSES or rest in api.NN_CONTAINERS \
+            or rest == "Module":
+        return make_layer
+    return None
+
+
+PREFIXES.append(("torch.nn.", _layer_family))
+
+
+@function("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+def _parameter(call: Call):
+    base = call.arg(0, "data")
+    flag = call.flag(1, "requires_grad", True)
+    dtype = base.dtype if isinstance(base, TensorFacts) else None
+    if flag and dtype is not None and dtype_kind(dtype) not in ("float", "complex"):
+        # torch raises here; what follows does not run.
+        flag = None
+    return t_ops.new_tensor(call, requires_grad=flag, is_leaf=True, dtype=dtype,
+                            shape=base.shape if isinstance(base, TensorFacts) else None,
+                            device=base.device if isinstance(base, TensorFacts) else None,
+                            reason="never" if flag is False else None, ignore_no_grad=True,
+                            is_param=True)
+
+
+# -- parameters --------------------------------------------------------------------------------
+
+def parameters_of(state, ref, seen: set | None = None):
+    """(the parameter tensors of a module or an optimizer, whether that list is known
+    to be complete)."""
+    if not isinstance(ref, ObjectRef):
+        return [], False
+    if ref.kind == "optimizer":
+        attrs = state.attrs(ref)
+        tids = attrs.get("params") or frozenset()
+        found = [t for t in (_tensor(state, tid) for tid in tids) if t is not None]
+        return found, bool(attrs.get("complete"))
+    if ref.kind != "module":
+        return [], False
+    seen = seen if seen is not None else set()
+    found: list = []
+    complete = True
+    stack = [ref]
+    while stack:
+        current = stack.pop()
+        if current.oid in seen:
+            continue
+        seen.add(current.oid)
+        if len(seen) > _MAX_MODULES:
+            return found, False
+        attrs = state.attrs(current)
+        if isinstance(current.cls, ClassValue) and current.cls.has_unknown_base() \
+                and current.cls.kind == "module":
+            complete = False
+        for key, value in attrs.items():
+            value = state.fresh(value)
+            if key.startswith("_buffer_"):
+                continue
+            if isinstance(value, TensorFacts):
+                if value.is_param:
+                    found.append(value)
+            elif isinstance(value, ObjectRef):
+                if value.kind == "module":
+                    stack.append(value)
+                elif value.kind in ("list", "dict"):
+                    sub = _modules_in_container(state, value)
+                    if sub is None:
+                        complete = False
+                    else:
+                        stack.extend(sub)
+            elif isinstance(value, TupleValue):
+                for item in value.items:
+                    if isinstance(item, ObjectRef) and item.kind == "module":
+                        stack.append(item)
+            elif key == "_items":
+                if value is None:
+                    complete = False
+            elif isinstance(value, Unknown) and not key.startswith("_"):
+                complete = False
+        for item in attrs.get("_items") or ():
+            item = state.fresh(item)
+            if isinstance(item, ObjectRef) and item.kind == "module":
+                stack.append(item)
+            elif isinstance(item, TensorFacts) and item.is_param:
+                found.append(item)
+        entries = attrs.get("_entries")
+        if entries is None and "_entries" in attrs:
+            complete = False
+        for item in (entries or {}).values():
+            item = state.fresh(item)
+            if isinstance(item, ObjectRef) and item.kind == "module":
+                stack.append(item)
+    unique = {}
+    for p in found:
+        unique.setdefault(p.tid, p)
+    return list(unique.values()), complete
+
+
+def _modules_in_container(state, ref):
+    from analysis.semantics import containers
+    items = containers.known_items(state, ref) if ref.kind == "list" else (
+        list((containers.entries_of(state, ref) or {}).values()) if containers.entries_of(state, ref)
+        is not None else None)
+    if items is None:
+        item = containers.item_of(state, ref)
+        return None if isinstance(item, ObjectRef) and item.kind == "module" else []
+    return [state.fresh(i) for i in items if isinstance(state.fresh(i), ObjectRef)
+            and state.fresh(i).kind == "module"]
+
+
+def _tensor(state, tid):
+    return state.tensor(tid)
+
+
+def submodules(state, ref: ObjectRef, include_self: bool = True) -> list:
+    out, seen, stack = [], set(), [ref]
+    while stack:
+        current = stack.pop(0)
+        if current.oid in seen:
+            continue
+        seen.add(current.oid)
+        out.append(current)
+        attrs = state.attrs(current)
+        children = [v for k, v in attrs.items() if isinstance(state.fresh(v), ObjectRef)
+                    and state.fresh(v).kind == "module"]
+        children += [i for i in (attrs.get("_items") or ()) if isinstance(i, ObjectRef)]
+        children += [i for i in (attrs.get("_entries") or {}).values() if isinstance(i, ObjectRef)]
+        for value in attrs.values():
+            value = state.fresh(value)
+            if isinstance(value, ObjectRef) and value.kind in ("list", "dict"):
+                children += _modules_in_container(state, value) or []
+        stack.extend(state.fresh(c) for c in children)
+    return out if include_self else out[1:]
+
+
+def set_params(call: Call, params: list, **changes) -> None:
+    for p in params:
+        call.state.update_tensor(replace(call.state.fresh(p), **changes))
+
+
+# -- calling modules ---------------------------------------------------------------------------
+
+def call_layer(call: Call, ref: ObjectRef):
+    """A torch layer (not a subclass written in the analysed code) called on inputs."""
+    state = call.state
+    name = str(ref.cls).rsplit(".", 1)[-1]
+    attrs = state.attrs(ref)
+    if name == "Sequential":
+        items = attrs.get("_items")
+        if items is None:
+            return _opaque_output(call, ref)
+        value = call.args[0] if call.args else UNKNOWN
+        for index, layer in enumerate(items):
+            layer = state.fresh(layer)
+            inner = Call(call.node, [value], {}, state, call.ctx, call.walker, call.frame,
+                         extra={"part": index})
+            value, _ = call.walker.call_module(layer, inner)
+            value = state.fresh(value)
+        return value
+    inputs = [state.fresh(v) for v in call.args]
+    first = inputs[0] if inputs else call.kwargs.get("input", UNKNOWN)
+    if name in _LOSSES:
+        return _loss_output(call, name, inputs, attrs)
+    if name in _WITHOUT_PARAMS:
+        if not isinstance(first, TensorFacts):
+            return UNKNOWN
+        inplace = attrs.get("inplace")
+        if isinstance(inplace, NumberValue) and inplace.value is True and state.no_grad is not True:
+            # `ReLU(inplace=True)(x)` overwrites x: a tensor an earlier op saved is lost.
+            t_ops.inplace(call, first, call.node.args[0] if call.node is not None and call.node.args
+                          else call.node, f"{name}(inplace=True)", None, call.node)
+            first = state.fresh(first)
+            return _activated(call, name, first)
+        if name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout") and \
+                truth(attrs.get("training")) is False:
+            return first
+        shape = output_shape(name, attrs, first.shape)
+        return t_ops.derived(call, name.lower(), [first], shape=shape, dtype=first.dtype,
+                             saves=_layer_saves(name))
+    params = [p for p in (state.fresh(v) for v in attrs.values()) if isinstance(p, TensorFacts) and p.is_param]
+    if not isinstance(first, TensorFacts) and not isinstance(first, Unknown):
+        return UNKNOWN
+    shape = output_shape(name, attrs, first.shape if isinstance(first, TensorFacts) else None)
+    dtype = first.dtype if isinstance(first, TensorFacts) and dtype_kind(first.dtype) == "float" else (
+        params[0].dtype if params else None)
+    operands = [v for v in inputs if isinstance(v, (TensorFacts, Unknown))] + params
+    if name in api.NN_LAYERS_SAVING_INPUT and isinstance(first, TensorFacts) \
+            and state.no_grad is not True and any(p.requires_grad for p in params):
+        saves = True
+    else:
+        saves = True if params else None
+    out = t_ops.derived(call, name.lower(), operands, shape=shape if not isinstance(shape, tuple)
+                        or not shape or not isinstance(shape[0], tuple) else None,
+                        dtype=dtype, saves=saves)
+    if name in api.NN_RETURNS_TUPLE:
+        return _rnn_outputs(call, name, attrs, first, out)
+    return out
+
+
+def _activated(call: Call, name: str, t: TensorFacts):
+    grad_fn = {"ReLU": "ReluBackward0", "LeakyReLU": "LeakyReluBackward1"}.get(name)
+    if t.requires_grad and call.state.no_grad is not True:
+        node = t_ops.graph_node(call)
+        new = replace(t, grad_fn=grad_fn or t.grad_fn, is_leaf=False,
+                      saved_nodes=t.saved_nodes | {node},
+                      saved_by=t.saved_by | ({node} if name in api.NN_ACTIVATIONS_SAVING_OUTPUT else frozenset()))
+        call.state.update_tensor(new)
+        return new
+    return t
+
+
+def _layer_saves(name: str):
+    if name in api.NN_ACTIVATIONS_SAVING_OUTPUT or name in api.NN_ACTIVATIONS_SAVING_INPUT:
+        return True
+    return None
+
+
+def _opaque_output(call: Call, ref: ObjectRef):
+    """A module whose forward is not known: its output requires grad when it has a
+    trainable parameter (grad mode on)."""
+    state = call.state
+    params, _ = parameters_of(state, ref)
+    inputs = [state.fresh(v) for v in call.args if isinstance(state.fresh(v), TensorFacts)]
+    trainable = [p for p in params if p.requires_grad]
+    if not trainable and not any(t.requires_grad for t in inputs):
+        return UNKNOWN
+    out = t_ops.derived(call, "module", inputs + trainable + [UNKNOWN], shape=None, dtype=None,
+                        saves=True if trainable else None)
+    return out
+
+
+def _loss_output(call: Call, name: str, inputs: list, attrs: dict):
+    reduction = attrs.get("reduction")
+    reduction = reduction.value if isinstance(reduction, StrValue) else None
+    return loss_value(call, name, inputs, reduction)
+
+
+def loss_value(call: Call, name: str, inputs: list, reduction):
+    tensors = [v for v in inputs if isinstance(v, TensorFacts)]
+    first = inputs[0] if inputs else UNKNOWN
+    if reduction in ("mean", "sum", "batchmean"):
+        shape = ()
+    elif reduction == "none" and isinstance(first, TensorFacts):
+        shape = _unreduced_loss_shape(name, first, inputs[1] if len(inputs) > 1 else None)
+    else:
+        shape = None
+    dtypes = {t.dtype for t in tensors if dtype_kind(t.dtype) == "float"}
+    dtype = dtypes.pop() if len(dtypes) == 1 else None
+    return t_ops.derived(call, name, list(inputs), shape=shape, dtype=dtype, saves=True,
+                         grad_fn=api.grad_fn_name(name))
+
+
+def _unreduced_loss_shape(name: str, first: TensorFacts, target):
+    kind = api.LOSS_UNREDUCED_SHAPE.get(name)
+    if kind == "input":
+        other = target.shape if isinstance(target, TensorFacts) else first.shape
+        return shapes.broadcast(first.shape, other)
+    if kind == "drop_class_dim" and first.shape is not None and len(first.shape) >= 2:
+        return (first.shape[0],) + first.shape[2:]
+    return None
+
+
+def output_shape(name: str, attrs: dict, shape):
+    """The output shape of a torch layer for an input shape, where it is known."""
+    if shape is None:
+        return None
+    if name in api.NN_SHAPE_PRESERVING:
+        return shape
+    value = lambda key: attrs.get(key).value if isinstance(attrs.get(key), NumberValue) else None
+    if name in ("Linear", "LazyLinear"):
+        out = value("out_features")
+        return shape[:-1] + (out,) if shape else None
+    if name in ("Embedding",):
+        return shape + (value("embedding_dim"),)
+    if name == "EmbeddingBag":
+        return (shape[0], value("embedding_dim")) if len(shape) == 2 else None
+    if name in ("Conv1d", "Conv2d", "Conv3d") and len(shape) >= 3:
+        return (shape[0], value("out_channels")) + (None,) * (len(shape) - 2)
+    if name == "Flatten":
+        start, end = value("start_dim"), value("end_dim")
+        return shapes.flatten(shape, 1 if start is None else start, -1 if end is None else end)
+    return None
+
+
+def _rnn_outputs(call: Call, name: str, attrs: dict, first, out):
+    hidden = attrs.get("hidden_size")
+    size = hidden.value if isinstance(hidden, NumberValue) else None
+    bidirectional = truth(attrs.get("bidirectional", NumberValue("bool", False)))
+    if isinstance(out, TensorFacts) and isinstance(first, TensorFacts) and first.shape is not None \
+            and len(first.shape) == 3 and size is not None and bidirectional is False:
+        out = replace(out, shape=first.shape[:2] + (size,))
+    if name in ("LSTM",):
+        state_pair = TupleValue((replace(out, shape=None, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out,
+                                 replace(out, shape=None, tid=("c", out.tid)) if isinstance(out, TensorFacts) else out))
+        return TupleValue((out, state_pair))
+    if name in ("GRU", "RNN", "MultiheadAttention"):
+        second = replace(out, shape=None, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out
+        return TupleValue((out, second))
+    return out
+
+
+# -- module methods ---------------------------------------------------------------------------------
+
+@method("module", "parameters")
+def _parameters(call: Call):
+    from analysis.semantics import containers
+    params, complete = parameters_of(call.state, call.receiver)
+    ref = containers.new_list(call, params if complete else None,
+                              item=None if complete else _param_summary(params), nonempty=True)
+    call.state.set_attr(ref, "_params_of", call.receiver)
+    if not complete:
+        call.state.set_attr(ref, "_params", tuple(params))
+    return ref
+
+
+def _param_summary(params):
+    from analysis.facts import join
+    out = UNKNOWN
+    for i, p in enumerate(params):
+        out = p if i == 0 else join(out, p)
+    return out if params else UNKNOWN
+
+
+@method("module", "named_parameters")
+def _named_parameters(call: Call):
+    from analysis.semantics import containers
+    params, complete = parameters_of(call.state, call.receiver)
+    pairs = [TupleValue((StrValue(), p)) for p in params]
+    if complete:
+        return containers.new_list(call, pairs)
+    return containers.new_list(call, None, item=TupleValue((StrValue(), _param_summary(params))))
+
+
+@method("module", "children", "modules", "named_children", "named_modules")
+def _children(call: Call):
+    from analysis.semantics import containers
+    mods = submodules(call.state, call.receiver, include_self=call.method in ("modules", "named_modules"))
+    if call.method in ("children", "named_children"):
+        attrs = call.state.attrs(call.receiver)
+        direct = [v for v in attrs.values() if isinstance(v, ObjectRef) and v.kind == "module"]
+        direct += [i for i in (attrs.get("_items") or ()) if isinstance(i, ObjectRef)]
+        mods = direct
+    if call.method.startswith("named_"):
+        mods = [TupleValue((StrValue(), m)) for m in mods]
+    if len(mods) > 64:
+        return containers.new_list(call, None)
+    return containers.new_list(call, mods)
+
+
+@method("module", "train", "eval")
+def _train(call: Call):
+    flag = call.flag(0, "mode", True) if call.method == "train" else False
+    for module in submodules(call.state, call.receiver):
+        call.state.set_attr(module, "training", NumberValue("bool", flag))
+    return call.receiver
+
+
+@method("module", "requires_grad_")
+def _module_requires_grad(call: Call):
+    flag = call.flag(0, "requires_grad", True)
+    params, _ = parameters_of(call.state, call.receiver)
+    for p in params:
+        new = t_ops.requires_grad_set(p, flag)
+        call.state.update_tensor(new)
+    return call.receiver
+
+
+@method("module", "zero_grad")
+def _module_zero_grad(call: Call):
+    set_to_none = call.flag(0, "set_to_none", True)
+    params, complete = parameters_of(call.state, call.receiver)
+    call.extra["cleared"] = frozenset(p.tid for p in params)
+    call.extra["complete"] = complete
+    clear_grads(call, params, set_to_none)
+    return NONE
+
+
+def clear_grads(call: Call, params, set_to_none) -> None:
+    for p in params:
+        p = call.state.fresh(p)
+        if set_to_none is True:
+            grad = "none"
+        elif set_to_none is False:
+            grad = "none" if p.grad == "none" else "zero"
+        else:
+            grad = "none" if p.grad == "none" else None
+        if p.grad != grad:
+            call.state.update_tensor(replace(p, grad=grad))
+
+
+@method("module", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "share_memory")
+def _module_to(call: Call):
+    dtype = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}.get(call.method)
+    if call.method == "to":
+        for value in (*call.args, *call.kwargs.values()):
+            if isinstance(value, TorchName) and value.qualname in api.DTYPES:
+                dtype = api.DTYPES[value.qualname]
+    if dtype is not None:
+        params, _ = parameters_of(call.state, call.receiver)
+        set_params(call, params, dtype=dtype)
+    return call.receiver
+
+
+@method("module", "register_buffer")
+def _register_buffer(call: Call):
+    name = call.arg(0, "name")
+    if isinstance(name, StrValue) and name.value:
+        call.state.set_attr(call.receiver, name.value, call.arg(1, "tensor"))
+    return NONE
+
+
+@method("module", "register_parameter", "add_module", "register_module")
+def _register_parameter(call: Call):
+    name = call.arg(0, "name")
+    if isinstance(name, StrValue) and name.value:
+        call.state.set_attr(call.receiver, name.value, call.arg(1))
+    return NONE
+
+
+@method("module", "apply")
+def _apply(call: Call):
+    fn = call.arg(0, "fn")
+    mods = submodules(call.state, call.receiver)
+    if len(mods) <= 32:
+        for module in reversed(mods):
+            inner = Call(call.node, [module], {}, call.state, call.ctx, call.walker, call.frame)
+            call.walker.apply(fn, inner)
+    return call.receiver
+
+
+@method("module", "state_dict", "load_state_dict", "named_buffers", "buffers", "extra_repr",
+        "register_forward_hook", "register_full_backward_hook", "register_forward_pre_hook")
+def _module_other(call: Call):
+    return UNKNOWN
+
+
+@method("module", "append")
+def _module_append(call: Call):
+    attrs = call.state.attrs(call.receiver)
+    items = attrs.get("_items")
+    call.state.set_attr(call.receiver, "_items", None if items is None else items + (call.arg(0),))
+    return call.receiver
+
+
+@method("module", "extend")
+def _module_extend(call: Call):
+    call.state.set_attr(call.receiver, "_items", None)
+    return call.receiver
+
+
+def iterate_module(call: Call, ref: ObjectRef):
+    from analysis.semantics.builtins import Iteration
+    from analysis.facts import join
+    state = call.state
+    attrs = state.attrs(ref)
+    items = attrs.get("_items")
+    if items is not None:
+        items = [state.fresh(i) for i in items]
+        out = UNKNOWN
+        for i, item in enumerate(items):
+            out = item if i == 0 else join(out, item)
+        return Iteration(items, out, bool(items))
+    entries = attrs.get("_entries")
+    if entries is not None:
+        keys = [StrValue(k) if isinstance(k, str) else UNKNOWN for k in entries]
+        return Iteration(keys, StrValue(), bool(keys))
+    return Iteration(None, UNKNOWN, None)
+
+
+def module_item(state, ref: ObjectRef, index):
+    attrs = state.attrs(ref)
+    items = attrs.get("_items")
+    if items is not None and isinstance(index, NumberValue) and isinstance(index.value, int):
+        if -len(items) <= index.value < len(items):
+            return state.fresh(items[index.value])
+    entries = attrs.get("_entries")
+    if entries is not None and isinstance(index, StrValue) and index.value in entries:
+        return state.fresh(entries[index.value])
+    return UNKNOWN
+
+
+def is_instance(value: ObjectRef, qualname: str):
+    """isinstance of a module, optimizer... against a torch class."""
+    if value.kind == "module":
+        if qualname in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return True
+        cls = value.cls
+        if isinstance(cls, ClassValue):
+            for base in (b for c in cls.mro() for b in c.bases):
+                if isinstance(base, TorchName) and base.qualname == qualname:
+                    return True
+            return None if cls.has_unknown_base() else False
+        return cls == qualname
+    if value.kind == "optimizer":
+        return True if qualname in ("torch.optim.Optimizer",) or value.cls == qualname else None
+    if value.kind in ("list", "dict", "loader", "dataset"):
+        return False if qualname.startswith("torch.nn.") else None
+    return None
+
+
+# -- functional --------------------------------------------------------------------------------------
+
+def _functional_loss(call: Call):
+    name = call.qualname.rsplit(".", 1)[-1]
+    reduction = call.text(None, "reduction", api.FUNCTIONAL_LOSS_REDUCTION.get(name))
+    if call.given(None, "reduction") and reduction is None:
+        reduction = None
+    legacy = [k for k in ("size_average", "reduce") if k in call.kwargs]
+    if legacy:
+        reduction = None
+    inputs = [call.arg(0, "input"), call.arg(1, "target")]
+    return loss_value(call, name, [v for v in inputs if not isinstance(v, Unknown) or True], reduction)
+
+
+for _name in api.FUNCTIONAL_LOSSES:
+    function(f"torch.nn.functional.{_name}")(_functional_loss)
+
+
+@function("torch.nn.functional.relu", "torch.nn.functional.relu_", "torch.nn.functional.leaky_relu",
+          "torch.nn.functional.elu", "torch.nn.functional.hardtanh", "torch.nn.functional.relu6",
+          "torch.nn.functional.selu", "torch.nn.functional.silu", "torch.nn.functional.dropout",
+          "torch.nn.functional.threshold")
+def _functional_activation(call: Call):
+    name = call.qualname.rsplit(".", 1)[-1]
+    x = call.arg(0, "input")
+    if not isinstance(x, TensorFacts):
+        return UNKNOWN
+    if name == "dropout" and call.flag(2, "training", True) is False:
+        return x
+    inplace = call.flag(None, "inplace", False) or name.endswith("_")
+    if inplace and call.state.no_grad is not True:
+        t_ops.inplace(call, x, call.node.args[0] if call.node is not None and call.node.args else call.node,
+                      f"{name}(inplace=True)", None, call.node)
+        return _activated(call, {"relu": "ReLU", "relu_": "ReLU", "leaky_relu": "LeakyReLU"}.get(name, name),
+                          call.state.fresh(x))
+    return t_ops.derived(call, name.rstrip("_"), [x], shape=x.shape, dtype=x.dtype)
+
+
+@function("torch.nn.functional.linear")
+def _linear(call: Call):
+    x, w = call.arg(0, "input"), call.arg(1, "weight")
+    b = call.arg(2, "bias", NONE)
+    shape = None
+    if isinstance(x, TensorFacts) and isinstance(w, TensorFacts) and x.shape and w.shape and len(w.shape) == 2:
+        shape = x.shape[:-1] + (w.shape[0],)
+    operands = [v for v in (x, w, b) if isinstance(v, (TensorFacts, Unknown))]
+    return t_ops.derived(call, "linear", operands, shape=shape,
+                         dtype=x.dtype if isinstance(x, TensorFacts) else None, saves=True,
+                         grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get("torch.nn.functional.linear"))
+
+
+@function("torch.nn.functional.embedding", "torch.nn.functional.conv1d", "torch.nn.functional.conv2d",
+          "torch.nn.functional.conv3d", "torch.nn.functional.layer_norm", "torch.nn.functional.batch_norm",
+          "torch.nn.functional.group_norm", "torch.nn.functional.normalize", "torch.nn.functional.pad",
+          "torch.nn.functional.interpolate", "torch.nn.functional.max_pool2d",
+          "torch.nn.functional.avg_pool2d", "torch.nn.functional.adaptive_avg_pool2d",
+          "torch.nn.functional.one_hot", "torch.nn.functional.gumbel_softmax",
+          "torch.nn.functional.cosine_similarity", "torch.nn.functional.pairwise_distance",
+          "torch.nn.functional.grid_sample", "torch.nn.functional.unfold", "torch.nn.functional.fold",
+          "torch.nn.functional.scaled_dot_product_attention", "torch.nn.functional.multi_head_attention_forward")
+def _functional_other(call: Call):
+    name = call.qualname.rsplit(".", 1)[-1]
+    x = call.arg(0, "input")
+    if name == "one_hot":
+        shape = None
+        classes = call.number(1, "num_classes")
+        if isinstance(x, TensorFacts) and x.shape is not None and isinstance(classes, int):
+            shape = x.shape + (classes,)
+        return t_ops.new_tensor(call, False, True, dtype="int64", shape=shape, reason="never",
+                                ignore_no_grad=True)
+    tensors = [v for v in (*call.args, *call.kwargs.values()) if isinstance(v, (TensorFacts, Unknown))]
+    if not any(isinstance(v, TensorFacts) for v in tensors):
+        return UNKNOWN
+    shape = None
+    if name in ("normalize", "layer_norm", "batch_norm", "group_norm", "gumbel_softmax") \
+            and isinstance(x, TensorFacts):
+        shape = x.shape
+    if name == "embedding":
+        w = call.arg(1, "weight")
+        if isinstance(x, TensorFacts) and isinstance(w, TensorFacts) and x.shape is not None \
+                and w.shape and len(w.shape) == 2:
+            shape = x.shape + (w.shape[1],)
+    dtype = x.dtype if isinstance(x, TensorFacts) and name != "embedding" else None
+    return t_ops.derived(call, name, tensors, shape=shape, dtype=dtype,
+                         grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(call.qualname))
+
+
+@function("torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
+          "torch.nn.functional.softmin", "torch.softmax", "torch.log_softmax")
+def _softmax(call: Call):
+    x = call.arg(0, "input")
+    if not isinstance(x, TensorFacts):
+        return UNKNOWN
+    name = call.qualname.rsplit(".", 1)[-1]
+    return t_ops.derived(call, name, [x], shape=x.shape, dtype=x.dtype)
+
+
+def _init_function(call: Call):
+    # nn.init functions change the tensor under no_grad: fine on a parameter.
+    return call.arg(0, "tensor")
+
+
+def _init_family(qualname: str):
+    if qualname.startswith("torch.nn.init."):
+        return _init_function
+    return None
+
+
+PREFIXES.append(("torch.nn.init.", _init_family))
+
+
+@function("torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
+          "torch.nn.utils.clip_grad_norm")
+def _clip_grad_norm(call: Call):
+    return t_ops.new_tensor(call, False, True, dtype="float32", shape=(), reason="never",
+                            ignore_no_grad=True)
+
+
+@function("torch.nn.utils.clip_grad_value_", "torch.nn.utils.clip_grad.clip_grad_value_")
+def _clip_grad_value(call: Call):
+    return NONE
+
+
+@function("torch.nn.utils.parameters_to_vector")
+def _params_to_vector(call: Call):
+    return t_ops.derived(call, "cat", [UNKNOWN], shape=None, dtype=None)
+
+
+__all__ = ["make_layer", "call_layer", "parameters_of", "submodules", "iterate_module",
+           "module_item", "is_instance", "loss_value", "clear_grads", "InplaceEvent"]

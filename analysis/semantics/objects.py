@@ -1,0 +1,251 @@
+"""Classes of the analysed code and their instances: `self.x = ...` in any
+method is seen in every other, `Net()` runs `__init__`, `model(x)` runs
+`forward`, `super().__init__(...)` reaches torch's own base classes
+(nn.Module, nn.Sequential, torch.optim.Optimizer, Dataset), and a @dataclass
+or NamedTuple gets the `__init__` Python would write for it."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
+                            FunctionValue, GradAttr, MethodOf, NumberValue, ObjectRef, StrValue,
+                            TensorFacts, TorchName, TupleValue, Unknown)
+from analysis.semantics import Call, find_method
+from analysis.semantics import nn as nn_ops
+from analysis.semantics import optim as optim_ops
+from analysis.trace import AttrAssignEvent
+
+# Which class a method was defined in (for `super()`), by function.
+_OWNER: dict = {}
+
+
+@dataclass(frozen=True)
+class SuperValue:
+    cls: ClassValue
+    receiver: object
+
+
+@dataclass(frozen=True)
+class SuperMethod:
+    """`super().name`: a method of a base class, bound to the instance."""
+    base: object                     # the ClassValue or TorchName that has it
+    name: str
+    receiver: object
+
+
+def make_class(walker, node: ast.ClassDef, state, frame, ctx) -> ClassValue:
+    bases = tuple(walker.expr(b, state, frame, ctx) for b in node.bases)
+    decorators = [walker.expr(d, state, frame, ctx) for d in node.decorator_list]
+    # The class body runs in a namespace of its own.
+    saved = state.names
+    state.names = {}
+    from analysis.walker import Frame
+    body_frame = Frame(None, frame.source, saved if frame.globals is None else frame.globals,
+                       frame.closure, prefix=frame.prefix, depth=frame.depth, module=frame.module,
+                       sites=frame.sites)
+    methods, attrs = {}, {}
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods[stmt.name] = walker.make_function(stmt, state, body_frame, ctx,
+                                                      qualname=f"{node.name}.{stmt.name}")
+        else:
+            walker.stmt(stmt, state, body_frame, ctx)
+    for name, value in state.names.items():
+        if name not in methods:
+            attrs[name] = value
+    state.names = saved
+    kind = _kind_of(bases)
+    fields = None
+    if any(_is_dataclass_decorator(d) for d in decorators) or any(
+            isinstance(b, ExternalName) and b.qualname.endswith("NamedTuple") for b in bases):
+        fields = tuple(s.target.id for s in node.body
+                       if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name))
+    cls = ClassValue(node, frame.source, node.name, bases, methods, attrs, kind, fields)
+    for fn in methods.values():
+        _OWNER[fn] = cls
+    return cls
+
+
+def _is_dataclass_decorator(value) -> bool:
+    return isinstance(value, ExternalName) and value.qualname in ("dataclasses.dataclass", "dataclass")
+
+
+def _kind_of(bases) -> str:
+    for base in bases:
+        if isinstance(base, ClassValue) and base.kind != "instance":
+            return base.kind
+        if isinstance(base, TorchName):
+            name = base.qualname
+            if name.startswith("torch.nn.") and name.count(".") == 2 and name.rsplit(".", 1)[-1][:1].isupper():
+                return "module"
+            if name.startswith("torch.optim.") and name.rsplit(".", 1)[-1][:1].isupper():
+                return "optimizer"
+            if name.startswith("torch.utils.data."):
+                return "dataset"
+    return "instance"
+
+
+def _torch_base(cls: ClassValue):
+    """The torch class a class derives from, if any (nn.Module, nn.Sequential...)."""
+    for c in cls.mro():
+        for base in c.bases:
+            if isinstance(base, TorchName):
+                return base.qualname
+    return None
+
+
+def instantiate(walker, cls: ClassValue, call: Call):
+    state = call.state
+    ref = ObjectRef(call.new_id(), cls.kind if cls.kind != "dataset" else "dataset", cls)
+    attrs = {"training": NumberValue("bool", True)} if cls.kind == "module" else {}
+    state.new_object(ref, attrs)
+    init = cls.lookup("__init__")
+    if isinstance(init, FunctionValue):
+        walker.invoke_user(init, [ref, *call.args], call)
+    elif cls.fields is not None:
+        values = dict(zip(cls.fields, call.args))
+        values.update({k: v for k, v in call.kwargs.items() if k in cls.fields})
+        for name in cls.fields:
+            default = cls.attrs.get(name, UNKNOWN)
+            state.set_attr(ref, name, values.get(name, default))
+    else:
+        base = _torch_base(cls)
+        if base is not None:
+            _torch_init(call, base, ref, call.args, call.kwargs)
+    return ref
+
+
+def _torch_init(call: Call, base: str, ref: ObjectRef, args, kwargs) -> None:
+    """`super().__init__(...)` into torch: containers keep their layers, optimizers
+    their parameters."""
+    state = call.state
+    name = base.rsplit(".", 1)[-1]
+    if name in ("Sequential", "ModuleList"):
+        inner = Call(call.node, list(args), dict(kwargs), state, call.ctx, call.walker, call.frame,
+                     qualname=base, starred=call.starred)
+        made = nn_ops.make_container(inner, name)
+        state.set_attrs(ref, {k: v for k, v in state.attrs(made).items() if k != "training"})
+    elif base.startswith("torch.optim."):
+        params = args[0] if args else kwargs.get("params", UNKNOWN)
+        optim_ops.init_optimizer(call, ref, params)
+
+
+def get_attribute(walker, ref: ObjectRef, name: str, state, node, frame, ctx):
+    attrs = state.attrs(ref)
+    if name in attrs:
+        return state.fresh(attrs[name])
+    cls = ref.cls
+    if isinstance(cls, ClassValue):
+        found = cls.lookup(name)
+        if isinstance(found, FunctionValue):
+            if found.is_property:
+                inner = Call(node, [], {}, state, ctx, walker, frame)
+                value, _ = walker.apply(BoundMethod(found, ref), inner)
+                return value
+            if found.is_static:
+                return found
+            return BoundMethod(found, ref)
+        if found is not None:
+            return found
+    if ref.kind == "module" and name in ("weight", "bias") and isinstance(cls, str):
+        return UNKNOWN
+    if find_method(ref, name) is not None or ref.kind in ("module", "optimizer", "list", "dict",
+                                                            "loader", "dataset", "scaler",
+                                                            "scheduler"):
+        return MethodOf(ref, name)
+    return UNKNOWN
+
+
+def set_attribute(walker, target, receiver, name: str, value, value_node, state, frame, ctx) -> None:
+    from analysis.semantics import tensors
+    walker.emit(AttrAssignEvent(target, ctx, receiver, name, value, value_node))
+    if isinstance(receiver, TensorFacts):
+        tensors.assign_attribute(walker.call_for(target, state, frame, ctx), receiver, name, value)
+    elif isinstance(receiver, GradAttr):
+        return
+    elif isinstance(receiver, ObjectRef):
+        store_attribute(state, receiver, name, value)
+
+
+def store_attribute(state, ref: ObjectRef, name: str, value) -> None:
+    state.set_attr(ref, name, value)
+
+
+def call_object(walker, ref: ObjectRef, call: Call):
+    """`model(x)` and other calls of an object: (result, whether analysed code ran)."""
+    if ref.kind == "module":
+        return walker.call_module(ref, call)
+    cls = ref.cls
+    if isinstance(cls, ClassValue):
+        method = cls.lookup("__call__")
+        if isinstance(method, FunctionValue):
+            return walker.invoke_user(method, [ref, *call.args], call), True
+    from analysis.semantics.builtins import havoc
+    havoc(call)
+    return UNKNOWN, False
+
+
+def call_module(walker, ref: ObjectRef, call: Call):
+    cls = ref.cls
+    if isinstance(cls, ClassValue):
+        forward = cls.lookup("forward")
+        if isinstance(forward, FunctionValue):
+            return walker.invoke_user(forward, [ref, *call.args], call), True
+        base = _torch_base(cls)
+        if base is not None and base.rsplit(".", 1)[-1] in ("Sequential",):
+            return nn_ops.call_layer(call, ObjectRef(ref.oid, "module", base)), False
+        return nn_ops._opaque_output(call, ref), False
+    return nn_ops.call_layer(call, ref), False
+
+
+def make_super(call: Call):
+    function = call.ctx.function
+    cls = _OWNER.get(function)
+    if cls is None or not call.frame or function is None:
+        return UNKNOWN
+    params = function.node.args.args
+    if not params:
+        return UNKNOWN
+    receiver = call.walker.lookup(params[0].arg, call.state, call.frame)
+    return SuperValue(cls, receiver)
+
+
+def super_attribute(value: SuperValue, name: str):
+    mro = value.cls.mro()
+    for cls in mro[1:]:
+        if name in cls.methods:
+            fn = cls.methods[name]
+            return fn if fn.is_static else BoundMethod(fn, value.receiver)
+    for cls in mro:
+        for base in cls.bases:
+            if isinstance(base, TorchName):
+                return SuperMethod(base, name, value.receiver)
+    return SuperMethod(None, name, value.receiver)
+
+
+def call_super(walker, method: SuperMethod, call: Call):
+    """`super().__init__(...)`, `super().forward(x)` into a torch base class."""
+    base = method.base
+    receiver = method.receiver
+    if isinstance(base, TorchName) and isinstance(receiver, ObjectRef):
+        if method.name == "__init__":
+            _torch_init(call, base.qualname, receiver, call.args, call.kwargs)
+            return NONE, False
+        if method.name == "forward" and base.qualname.endswith("Sequential"):
+            return nn_ops.call_layer(call, ObjectRef(receiver.oid, "module", base.qualname)), False
+        fn = find_method(receiver, method.name)
+        if fn is not None:
+            call.receiver = receiver
+            call.method = method.name
+            return fn(call), False
+    if method.name == "__init__":
+        return NONE, False
+    from analysis.semantics.builtins import havoc
+    havoc(call)
+    return UNKNOWN, False
+
+
+__all__ = ["make_class", "instantiate", "get_attribute", "set_attribute", "call_object",
+           "SuperValue", "SuperMethod", "make_super", "super_attribute", "call_super",
+           "store_attribute", "BuiltinName", "StrValue", "TupleValue", "Unknown"]

@@ -1,0 +1,1364 @@
+"""Tensors: factories, operators, methods and torch functions, from the tables
+measured with torch (analysis/torch_api.py).
+
+Every result says what torch would make: whether it requires grad, is a leaf,
+its dtype, shape and grad_fn, which graph nodes it saved for backward (so a
+backward that frees them makes a second one fail), and which leaves it depends
+on (so a backward knows whose `.grad` it fills). An op the tables do not know
+gives a tensor whose unknown facts stay unknown.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import replace
+
+from analysis import torch_api as api
+from analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NumberValue,
+                            ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
+                            dtype_kind)
+from analysis.semantics import Call, function, method, shapes
+from analysis.trace import AttrReadEvent, InplaceEvent
+
+
+# -- building tensors --------------------------------------------------------------------------
+
+def new_tensor(call: Call, requires_grad, is_leaf, dtype=None, shape=None, reason=None,
+               device=None, ignore_no_grad=False, part: int = 0, is_param=False) -> TensorFacts:
+    if not ignore_no_grad and call.state.no_grad is True:
+        requires_grad, is_leaf, reason = False, True, "no_grad"
+    tid = call.new_id(part)
+    return call.state.created(TensorFacts(
+        tid=tid, requires_grad=requires_grad, is_leaf=is_leaf, dtype=dtype, shape=shape,
+        leaves=frozenset({tid}) if requires_grad and is_leaf else frozenset(),
+        opaque=requires_grad is None or is_leaf is None,
+        no_grad_reason=reason if requires_grad is False else None,
+        grad="none" if requires_grad and is_leaf else None,
+        device=device, made_in_loop=call.ctx.loop, is_param=is_param))
+
+
+def graph_node(call: Call, part: int = 0):
+    """A new node of the backward graph made at this call (a new one on every
+    pass: a loop's next iteration builds a new graph)."""
+    return call.walker.graph_node(call.frame, call.node, part)
+
+
+def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
+            grad_fn: str | None = None, part: int = 0):
+    """The result of an op on `inputs` (tensors, numbers or unknowns). `saves`:
+    whether the op keeps tensors for backward (None: look `op` up in the tables
+    measured from torch; an op they do not know is not claimed to save)."""
+    state = call.state
+    tensors = [state.fresh(v) for v in inputs if isinstance(v, TensorFacts)]
+    unknown = [v for v in inputs if not isinstance(v, (TensorFacts, NumberValue))]
+    if not tensors:
+        return UNKNOWN
+    no_grad = state.no_grad
+    if no_grad is True:
+        return new_tensor(call, False, True, dtype, shape, "no_grad", part=part,
+                          device=_same([t.device for t in tensors]))
+    flags = [t.requires_grad for t in tensors]
+    if any(f is True for f in flags):
+        requires = True if no_grad is False else None
+    elif all(f is False for f in flags) and not unknown:
+        requires = False
+    else:
+        requires = None
+    if requires is False:
+        reasons = {t.no_grad_reason for t in tensors}
+        reason = reasons.pop() if len(reasons) == 1 else "never"
+        out = new_tensor(call, False, True, dtype, shape, reason, part=part,
+                         device=_same([t.device for t in tensors]))
+        return out
+    other_is_tensor = len(tensors) > 1 if len(inputs) > 1 else None
+    if saves is None:
+        saves = _measured_saves(op, other_is_tensor)
+    saved = frozenset().union(*(t.saved_nodes for t in tensors))
+    node = None
+    if saves and requires:
+        node = graph_node(call, part)
+        saved = saved | {node}
+        # Which of the inputs this op keeps for its backward: changing one in
+        # place afterwards breaks the backward through `node`.
+        if api.saves_input(op, bool(other_is_tensor)):
+            for t in tensors:
+                if not t.is_param:
+                    state.update_tensor(replace(t, saved_by=t.saved_by | {node}))
+    opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
+    tid = call.new_id(part)
+    return state.created(TensorFacts(
+        tid=tid, requires_grad=requires,
+        is_leaf=False if requires else None,
+        dtype=dtype, shape=shape,
+        grad_fn=(grad_fn or api.grad_fn_name(op)) if requires else None,
+        saved_nodes=saved,
+        leaves=frozenset().union(*(t.leaves for t in tensors)),
+        opaque=opaque, grad=None,
+        device=_same([t.device for t in tensors]),
+        made_in_loop=call.ctx.loop,
+        saved_by=frozenset({node}) if node is not None and api.saves_output(op, other_is_tensor)
+        else frozenset(),
+        parents=tuple(t for t in tensors if t.requires_grad is not False) if requires else (),
+        corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors))))
+
+
+def binary(call: Call, op: str, left, right):
+    state = call.state
+    left, right = state.fresh(left), state.fresh(right)
+    if not isinstance(left, TensorFacts) and not isinstance(right, TensorFacts):
+        if isinstance(left, NumberValue) and isinstance(right, NumberValue):
+            return _number_op(op, left, right)
+        return UNKNOWN
+    if op == "matmul":
+        shape = shapes.matmul(_shape_of(left), _shape_of(right))
+    else:
+        shape = shapes.broadcast(_shape_of(left), _shape_of(right))
+    dtype = _promote(left, right, op)
+    grad_fn = None
+    operand_shapes = [v.shape if isinstance(v, TensorFacts) else None for v in (left, right)]
+    # The name depends on the operands (MvBackward0, PowBackward1, RsubBackward1...),
+    # known only when every tensor operand's rank is.
+    if all(s is not None or not isinstance(v, TensorFacts) for s, v in zip(operand_shapes, (left, right))):
+        grad_fn = api.grad_fn_name(op, arity_shapes=tuple(operand_shapes))
+    out = derived(call, op, [left, right], shape=shape, dtype=dtype, grad_fn=grad_fn)
+    if op == "matmul" and isinstance(out, TensorFacts) and grad_fn is None:
+        out = replace(out, grad_fn=None)
+    return out
+
+
+def _number_op(op, left: NumberValue, right: NumberValue):
+    kind = "float" if "float" in (left.kind, right.kind) or op == "div" else left.kind
+    if kind == "bool":
+        kind = "int"
+    a, b = left.value, right.value
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, Sym) \
+            and not isinstance(b, Sym):
+        try:
+            value = {"add": lambda: a + b, "sub": lambda: a - b, "mul": lambda: a * b,
+                     "div": lambda: a / b, "floor_divide": lambda: a // b,
+                     "remainder": lambda: a % b,
+                     "pow": lambda: a ** b if abs(b) < 64 else None}.get(op, lambda: None)()
+        except (ZeroDivisionError, OverflowError, ValueError, TypeError):
+            value = None
+        if isinstance(value, complex):
+            return NumberValue("complex")
+        return NumberValue(kind, value)
+    return NumberValue(kind)
+
+
+def comparison(call: Call, values: list):
+    shape = shapes.broadcast(*[_shape_of(v) for v in values])
+    device = _same([v.device for v in values if isinstance(v, TensorFacts)])
+    return new_tensor(call, requires_grad=False, is_leaf=True, dtype="bool", shape=shape,
+                      reason="never", device=device, ignore_no_grad=True)
+
+
+def reduction(call: Call, op: str, t: TensorFacts, args: list, kwargs: dict):
+    """`t.sum()`, `t.max(1)`, `t.argmax()`...: a 0-dim tensor without a dim; with
+    one, the dim dropped (or kept), and a (values, indices) pair for max/min/median."""
+    dim_value = args[0] if args else kwargs.get("dim")
+    has_dim = dim_value is not None and not (isinstance(dim_value, type(NONE)))
+    if op == "norm":
+        # norm(p, dim): the first argument is the order
+        dim_value = args[1] if len(args) > 1 else kwargs.get("dim")
+        has_dim = dim_value is not None and dim_value is not NONE
+    keepdim = _flag(kwargs.get("keepdim"), args[1] if len(args) > 1 and op != "norm" else None)
+    dims = _dims_of(dim_value)
+    shape = () if not has_dim else shapes.reduce(t.shape, dims, bool(keepdim)) if keepdim is not None else None
+    int_dtype = api.REDUCTION_DTYPES.get(op)
+    if int_dtype is not None:
+        # argmax, count_nonzero, all...: integer or bool results, no gradient
+        return new_tensor(call, requires_grad=False, is_leaf=True, dtype=int_dtype, shape=shape,
+                          reason="never", device=t.device, ignore_no_grad=True)
+    key = f"{op}_dim" if has_dim else op
+    values = derived(call, key if key in api.NON_SAVING_OPS or api.saves_input(key) is not None
+                     else op, [t], shape=shape, dtype=t.dtype, grad_fn=api.grad_fn_name(key))
+    if has_dim and op in api.REDUCTIONS_DIM_RETURNS_PAIR:
+        indices = new_tensor(call, requires_grad=False, is_leaf=True, dtype="int64", shape=shape,
+                             reason="never", device=t.device, part=1, ignore_no_grad=True)
+        return TupleValue((values, indices))
+    return values
+
+
+def _flag(*values):
+    for v in values:
+        if isinstance(v, NumberValue) and v.kind == "bool":
+            return v.value
+    if all(v is None for v in values):
+        return False
+    return None
+
+
+def _dims_of(value):
+    if isinstance(value, NumberValue) and isinstance(value.value, int):
+        return [value.value]
+    if isinstance(value, TupleValue) and all(isinstance(v, NumberValue) and isinstance(v.value, int)
+                                             for v in value.items):
+        return [v.value for v in value.items]
+    return None
+
+
+def converted(call: Call, t: TensorFacts, dtype, device, op, understood: bool = True):
+    """`.double()`, `.to(...)`, `.cuda()`. `dtype`/`device`: the target, None for
+    "unchanged". torch returns the very same tensor when nothing changes (a
+    leaf stays a leaf); a real change gives a new, non-leaf tensor."""
+    changes = []
+    if dtype is not None:
+        changes.append(None if t.dtype is None else dtype != t.dtype)
+    if device is not None:
+        changes.append(None if t.device is None else device != t.device)
+    new_dtype = dtype or t.dtype
+    if understood and all(c is False for c in changes):
+        return t
+    out = derived(call, op, [t], shape=t.shape, dtype=new_dtype if understood else None)
+    if not isinstance(out, TensorFacts):
+        return out
+    if not understood or any(c is None for c in changes):
+        # It may or may not be the same tensor.
+        out = replace(out, is_leaf=None if t.requires_grad is not False else True,
+                      dtype=None if not understood else out.dtype)
+    return replace(out, device=(device or t.device) if understood else None)
+
+
+def element(call: Call, base: TensorFacts):
+    """An item of iterating over `base` (torch unbinds it)."""
+    shape = base.shape[1:] if base.shape else None
+    requires = base.requires_grad
+    if call.state.no_grad is True:
+        requires = False
+    tid = call.new_id(7)
+    return call.state.created(TensorFacts(
+        tid=tid, requires_grad=requires,
+        is_leaf=(not requires) if requires is not None else None,
+        dtype=base.dtype, shape=shape,
+        grad_fn="UnbindBackward0" if requires else None, parents=(base,) if requires else (),
+        saved_nodes=base.saved_nodes, leaves=base.leaves, opaque=base.opaque,
+        no_grad_reason=base.no_grad_reason if requires is False else None,
+        device=base.device, made_in_loop=call.ctx.loop, element_of=base.tid))
+
+
+def row(state, base: TensorFacts):
+    """An item of unpacking `base` (`a, b = t`)."""
+    return replace(base, tid=("row", base.tid), shape=base.shape[1:] if base.shape else None,
+                   is_leaf=False if base.requires_grad else base.is_leaf,
+                   grad_fn="UnbindBackward0" if base.requires_grad else None,
+                   element_of=base.tid, is_param=False, grad=None, label=None)
+
+
+def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int = 0):
+    """A view (indexing, slicing, `view`...): it shares `base`'s data, so an in-place
+    change of it changes `base`."""
+    out = derived(call, "getitem", [base], shape=shape, dtype=base.dtype, grad_fn=grad_fn, part=part)
+    if isinstance(out, TensorFacts):
+        out = replace(out, element_of=base.tid)
+    return out
+
+
+# -- indexing ---------------------------------------------------------------------------------
+
+def getitem(call: Call, base: TensorFacts, slice_node, index):
+    shape = _index_shape(call, base.shape, slice_node, index)
+    requires = base.requires_grad
+    grad_fn = None
+    if requires:
+        simple_int = isinstance(index, NumberValue) and index.kind == "int"
+        grad_fn = "SelectBackward0" if simple_int else None
+    if isinstance(index, TensorFacts) and index.dtype not in (None, "bool", "int64", "int32", "uint8"):
+        return UNKNOWN
+    return view_of(call, base, shape, grad_fn)
+
+
+def _index_shape(call: Call, shape, slice_node, index):
+    if shape is None:
+        return None
+    parts = slice_node.elts if isinstance(slice_node, ast.Tuple) else [slice_node]
+    values = index.items if isinstance(index, TupleValue) else (index,)
+    if len(values) != len(parts):
+        values = [UNKNOWN] * len(parts)
+    out = []
+    dim = 0
+    for part, value in zip(parts, values):
+        if isinstance(part, ast.Constant) and part.value is Ellipsis:
+            rest = len(parts) - parts.index(part) - 1
+            keep = len(shape) - dim - sum(1 for p in parts[parts.index(part) + 1:]
+                                          if not (isinstance(p, ast.Constant) and p.value is None))
+            if keep < 0:
+                return None
+            out.extend(shape[dim:dim + keep])
+            dim += keep
+            continue
+        if isinstance(part, ast.Constant) and part.value is None:
+            out.append(1)
+            continue
+        if dim >= len(shape):
+            return None
+        if isinstance(part, ast.Slice):
+            if part.lower is None and part.upper is None and part.step is None:
+                out.append(shape[dim])
+            else:
+                out.append(_slice_length(shape[dim], part, call))
+            dim += 1
+            continue
+        if isinstance(value, NumberValue) and value.kind in ("int", "bool"):
+            dim += 1
+            continue
+        if isinstance(value, TensorFacts):
+            if value.dtype == "bool":
+                return None
+            if value.shape is None:
+                return None
+            out.extend(value.shape)
+            dim += 1
+            continue
+        return None
+    out.extend(shape[dim:])
+    return tuple(out)
+
+
+def _slice_length(size, part: ast.Slice, call: Call):
+    if not isinstance(size, int):
+        return None
+    bounds = []
+    for node in (part.lower, part.upper, part.step):
+        if node is None:
+            bounds.append(None)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, int):
+            bounds.append(node.value)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+                and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int):
+            bounds.append(-node.operand.value)
+        else:
+            return None
+    return len(range(size)[slice(*bounds)])
+
+
+def setitem(call: Call, base: TensorFacts, target_node, value) -> None:
+    inplace(call, base, target_node.value, "setitem", value, target_node)
+
+
+# -- in place -----------------------------------------------------------------------------------
+
+def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node) -> None:
+    """An in-place change of `target`: the event; the graph nodes that had saved it
+    (grad mode on), whose backward it breaks; and what it becomes."""
+    state = call.state
+    target = state.fresh(target)
+    call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op))
+    if target.saved_by and state.no_grad is not True:
+        state.clobber(target.saved_by, node)
+    result = inplace_result(call, target, state.fresh(operand))
+    if result is not target:
+        state.update_tensor(result)
+    if target.element_of is not None:
+        # A view (`out[i] = ...`, `out[i][j] = ...`): the change reaches its base.
+        _reach_base(call, target, state.fresh(operand), set())
+
+
+def _reach_base(call: Call, view: TensorFacts, operand, seen: set) -> None:
+    state = call.state
+    base_tid = view.element_of
+    if base_tid in seen:
+        return
+    seen.add(base_tid)
+    base = state.tensor(base_tid)
+    if base is None:
+        return
+    new = inplace_result(call, base, operand)
+    if new is not base:
+        state.update_tensor(new)
+    if base.element_of is not None:
+        _reach_base(call, base, operand, seen)
+
+
+def inplace_result(call: Call, target: TensorFacts, operand) -> TensorFacts:
+    if call.state.no_grad is True:
+        return target
+    if isinstance(operand, TensorFacts) and operand.requires_grad and target.requires_grad is False:
+        return replace(target, requires_grad=True, is_leaf=False, opaque=True, no_grad_reason=None,
+                       leaves=target.leaves | operand.leaves,
+                       saved_nodes=target.saved_nodes | operand.saved_nodes)
+    if isinstance(operand, TensorFacts) and operand.requires_grad is None \
+            and target.requires_grad is False:
+        return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None)
+    if not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None \
+            and target.requires_grad is False:
+        return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None)
+    return target
+
+
+# -- attributes -----------------------------------------------------------------------------------
+
+def attribute(walker, t: TensorFacts, name: str, state, node, frame, ctx):
+    if name == "grad":
+        if node is not None:
+            walker.emit(AttrReadEvent(node, ctx, t, name))
+        return GradAttr(t)
+    call = walker.call_for(node, state, frame, ctx)
+    if name == "data":
+        # Shares `t`'s data outside autograd's view of it.
+        return state.created(TensorFacts(
+            tid=call.new_id(3), requires_grad=False, is_leaf=True, dtype=t.dtype, shape=t.shape,
+            no_grad_reason="data", device=t.device, element_of=t.tid, opaque=t.opaque,
+            made_in_loop=t.made_in_loop))
+    if name in ("T", "mT", "H", "mH"):
+        return derived(call, "t", [t], shape=tuple(reversed(t.shape)) if t.shape is not None and len(t.shape) <= 2
+                       else None, dtype=t.dtype)
+    if name == "shape":
+        return _shape_value(t.shape)
+    if name == "requires_grad":
+        return NumberValue("bool", t.requires_grad)
+    if name == "is_leaf":
+        return NumberValue("bool", t.is_leaf)
+    if name == "ndim":
+        return NumberValue("int", len(t.shape) if t.shape is not None else None)
+    if name == "dtype":
+        return TorchName(f"torch.{t.dtype}") if t.dtype else UNKNOWN
+    if name == "device":
+        return StrValue(t.device)
+    if name == "grad_fn":
+        if t.requires_grad is False or t.is_leaf is True:
+            return NONE
+        return UNKNOWN
+    if name in ("real", "imag"):
+        return UNKNOWN
+    return MethodOf(t, name)
+
+
+def _shape_value(shape):
+    if shape is None:
+        return UNKNOWN
+    return TupleValue(tuple(NumberValue("int", d) for d in shape))
+
+
+def _dim_value(shape, index):
+    if shape is None:
+        return NumberValue("int")
+    n = shapes.normalize_dim(index, len(shape))
+    return NumberValue("int", shape[n] if n is not None else None)
+
+
+# -- factories --------------------------------------------------------------------------------------
+
+def _dtype_of(value) -> str | None:
+    if isinstance(value, TorchName):
+        return api.DTYPES.get(value.qualname)
+    if isinstance(value, StrValue) and value.value:
+        return api.DTYPES.get(f"torch.{value.value}")
+    return None
+
+
+def _device_of(value, default: str | None = None) -> str | None:
+    """"cpu", "cuda", "cuda:1"... from a string or `torch.device("...")`; None when
+    the value does not say."""
+    if isinstance(value, StrValue):
+        if value.value is None:
+            return None
+        return "cuda" if value.value == "cuda:0" else value.value
+    if isinstance(value, NumberValue) and isinstance(value.value, int):
+        return "cuda" if value.value == 0 else f"cuda:{value.value}"
+    if isinstance(value, _Device):
+        return value.name
+    return default if value is None else None
+
+
+class _Device(StrValue):
+    @property
+    def name(self):
+        return self.value
+
+
+@function("torch.device")
+def _torch_device(call: Call):
+    value = call.arg(0, "type")
+    if isinstance(value, StrValue) and value.value:
+        index = call.number(1, "index")
+        name = value.value if index is None else f"{value.value}:{index}"
+        return StrValue("cuda" if name == "cuda:0" else name)
+    return StrValue()
+
+
+def _size_from(values: list, node=None):
+    """Dims from factory size arguments: ints, a tuple/list of ints, Syms."""
+    if len(values) == 1 and isinstance(values[0], TupleValue):
+        values = list(values[0].items)
+    dims = []
+    for v in values:
+        if isinstance(v, NumberValue) and v.kind == "int" and v.value is not None:
+            dims.append(v.value)
+        elif isinstance(v, NumberValue) and v.kind == "int":
+            dims.append(None)
+        else:
+            return None
+    return tuple(dims)
+
+
+def _size_arguments(call: Call, skip: int = 0):
+    size = call.kwargs.get("size")
+    if size is not None:
+        values = [size]
+    else:
+        values = call.args[skip:]
+    if call.starred:
+        return None
+    if len(values) == 1 and isinstance(values[0], ObjectRef) and values[0].kind == "list":
+        from analysis.semantics import containers
+        items = containers.known_items(call.state, values[0])
+        if items is None:
+            return None
+        values = items
+    return _size_from(values)
+
+
+def factory(call: Call):
+    qualname = call.qualname
+    requires = call.flag(None, "requires_grad", False)
+    dtype_value = call.kwargs.get("dtype")
+    dtype = _dtype_of(dtype_value) if dtype_value is not None else None
+    shape = None
+    if qualname in api.LIKE_FACTORIES:
+        base = call.arg(0, "input")
+        if isinstance(base, TensorFacts):
+            shape = base.shape
+            dtype = dtype or base.dtype
+        elif dtype_value is None:
+            dtype = None
+    elif qualname in api.DATA_FACTORIES:
+        data = call.arg(0, "data")
+        call.extra["data_tensors"] = data_tensors(call)
+        if isinstance(data, TensorFacts) and qualname not in api.DATA_FACTORIES_CUTTING_GRAPH:
+            # torch.as_tensor(t) / asarray(t) return `t` itself (converted when asked)
+            return converted(call, data, dtype, None, "to")
+        shape, data_dtype = _data_shape_dtype(call, data)
+        if data_dtype == "float32" and call.walker.changes_default_dtype:
+            data_dtype = None
+        if isinstance(data, TensorFacts):
+            shape, data_dtype = data.shape, data.dtype
+        dtype = dtype or (data_dtype if dtype_value is None else None)
+    else:
+        default = api.FACTORIES[qualname]
+        if qualname == "torch.arange":
+            default = _arange_dtype(call.args)
+        elif qualname == "torch.full" and len(call.args) > 1 and isinstance(call.args[1], NumberValue):
+            default = {"int": "int64", "bool": "bool", "float": "float32"}.get(call.args[1].kind)
+        if default in FLOAT_DTYPES and call.walker.changes_default_dtype:
+            default = None
+        if dtype_value is None:
+            dtype = default
+        shape = _factory_shape(call)
+    device_value = call.kwargs.get("device")
+    device = _device_of(device_value) if device_value is not None else None
+    if device_value is None:
+        base = call.arg(0) if qualname in api.LIKE_FACTORIES else None
+        device = base.device if isinstance(base, TensorFacts) else (
+            "cpu" if qualname not in api.LIKE_FACTORIES else None)
+    reason = None if requires else ("rewrap" if qualname in api.DATA_FACTORIES else "never")
+    return new_tensor(call, requires_grad=bool(requires) if requires is not None else None,
+                      is_leaf=True, dtype=dtype, shape=shape, reason=reason, device=device,
+                      ignore_no_grad=True)
+
+
+def _factory_shape(call: Call):
+    qualname = call.qualname
+    if qualname in ("torch.linspace", "torch.logspace"):
+        steps = call.number(2, "steps")
+        return (steps,) if isinstance(steps, int) else None
+    if qualname == "torch.arange":
+        values = [call.number(i) for i in range(len(call.args))]
+        if call.args and all(v is not None for v in values) and not call.starred:
+            if len(values) == 1:
+                values = [0, values[0]]
+            if len(values) in (2, 3):
+                step = values[2] if len(values) == 3 else 1
+                if step:
+                    # torch: size = ceil((end - start) / step), computed in double
+                    return (max(0, math.ceil((values[1] - values[0]) / step)),)
+        return None
+    if qualname == "torch.randint":
+        size = call.kwargs.get("size", call.args[-1] if call.args else None)
+        return _size_from([size]) if size is not None else None
+    if qualname == "torch.full":
+        return _size_from(call.args[:1]) if call.args else None
+    if qualname == "torch.eye":
+        n = call.number(0, "n")
+        m = call.number(1, "m", n)
+        return (n, m) if isinstance(n, int) and isinstance(m, int) else None
+    if qualname in ("torch.normal", "torch.randperm"):
+        if qualname == "torch.randperm":
+            n = call.number(0, "n")
+            return (n,) if isinstance(n, int) else None
+        return None
+    return _size_arguments(call)
+
+
+def _arange_dtype(args: list) -> str | None:
+    if args and all(isinstance(a, NumberValue) for a in args):
+        return "float32" if any(a.kind == "float" for a in args) else "int64"
+    return None
+
+
+def _data_shape_dtype(call: Call, data):
+    """Shape and dtype of the data given to `torch.tensor`."""
+    from analysis.semantics import containers
+    if isinstance(data, NumberValue):
+        return (), {"int": "int64", "float": "float32", "bool": "bool", "complex": "complex64"}.get(data.kind)
+    if isinstance(data, TensorFacts):
+        return data.shape, data.dtype
+    items = None
+    if isinstance(data, TupleValue):
+        items = list(data.items)
+    elif isinstance(data, ObjectRef) and data.kind == "list":
+        items = containers.known_items(call.state, data)
+    if items is None:
+        return None, None
+    if not items:
+        return (0,), "float32"
+    parts = [_data_shape_dtype(call, call.state.fresh(item)) for item in items]
+    inner = {p[0] for p in parts}
+    dtypes = {p[1] for p in parts}
+    shape = (len(parts),) + inner.pop() if len(inner) == 1 and None not in inner else None
+    if None in dtypes:
+        dtype = None
+    elif "float32" in dtypes or "float64" in dtypes:
+        dtype = "float32" if "float64" not in dtypes else None
+    elif "int64" in dtypes:
+        dtype = "int64"
+    else:
+        dtype = "bool"
+    return shape, dtype
+
+
+def data_tensors(call: Call):
+    """`torch.tensor([t1, t2])`: the tensors given inside the data, if any."""
+    from analysis.semantics import containers
+    data = call.arg(0, "data")
+    items = None
+    if isinstance(data, TupleValue):
+        items = data.items
+    elif isinstance(data, ObjectRef) and data.kind == "list":
+        items = containers.known_items(call.state, data)
+        if items is None:
+            item = containers.item_of(call.state, data)
+            items = [item] if isinstance(item, TensorFacts) else []
+    return [call.state.fresh(i) for i in (items or []) if isinstance(call.state.fresh(i), TensorFacts)]
+
+
+for _name in (*api.FACTORIES, *api.DATA_FACTORIES, *api.LIKE_FACTORIES):
+    function(_name)(factory)
+
+
+@function("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor",
+          "torch.IntTensor", "torch.BoolTensor", "torch.HalfTensor", "torch.ByteTensor",
+          "torch.cuda.FloatTensor", "torch.cuda.LongTensor")
+def legacy_constructor(call: Call):
+    """`torch.Tensor(t)` returns an alias of `t` (graph kept); `torch.FloatTensor(list)`
+    copies numbers out of the list's items: tensors inside it are read as numbers
+    and their graph is cut."""
+    name = call.qualname.rsplit(".", 1)[-1]
+    dtype = {"Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64",
+             "LongTensor": "int64", "IntTensor": "int32", "BoolTensor": "bool",
+             "HalfTensor": "float16", "ByteTensor": "uint8"}[name]
+    data = call.arg(0)
+    call.extra["data_tensors"] = data_tensors(call)
+    if isinstance(data, TensorFacts) and len(call.args) == 1:
+        if name == "Tensor":
+            return data
+        return converted(call, data, dtype, None, "to")
+    if isinstance(data, (TupleValue, ObjectRef)):
+        shape, _ = _data_shape_dtype(call, data)
+        return new_tensor(call, False, True, dtype=dtype, shape=shape, reason="rewrap",
+                          device="cpu", ignore_no_grad=True)
+    shape = _size_from(call.args) if call.args and not call.starred else None
+    return new_tensor(call, False, True, dtype=dtype, shape=shape, reason="never",
+                      device="cpu", ignore_no_grad=True)
+
+
+@function("torch.from_numpy")
+def _from_numpy(call: Call):
+    return new_tensor(call, False, True, reason="never", device="cpu", ignore_no_grad=True)
+
+
+# -- torch functions ----------------------------------------------------------------------------------
+
+def _first_tensor(call: Call):
+    for v in call.args:
+        if isinstance(v, TensorFacts):
+            return v
+    v = call.kwargs.get("input")
+    return v if isinstance(v, TensorFacts) else None
+
+
+def elementwise_function(call: Call):
+    name = call.qualname.rsplit(".", 1)[-1]
+    first = call.arg(0, "input")
+    if not isinstance(first, TensorFacts):
+        return UNKNOWN if not call.tensors() else _generic(call, name)
+    if name in ("mul", "div", "add", "sub", "pow") and len(call.args) > 1:
+        return binary(call, name, first, call.args[1])
+    out = derived(call, name, [first], shape=first.shape, dtype=first.dtype)
+    if name in ("softmax", "log_softmax") and isinstance(out, TensorFacts):
+        pass
+    return out
+
+
+def reduction_function(call: Call):
+    name = call.qualname.rsplit(".", 1)[-1]
+    first = call.arg(0, "input")
+    if not isinstance(first, TensorFacts):
+        return UNKNOWN
+    return reduction(call, name, first, list(call.args[1:]),
+                     {k: v for k, v in call.kwargs.items() if k != "input"})
+
+
+@function("torch.matmul", "torch.mm", "torch.mv", "torch.bmm")
+def _matmul(call: Call):
+    if len(call.args) > 1:
+        return binary(call, "matmul", call.args[0], call.args[1])
+    return _generic(call, "matmul")
+
+
+@function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
+          "torch.vstack")
+def _cat(call: Call):
+    from analysis.semantics.builtins import iterate
+    name = call.qualname.rsplit(".", 1)[-1]
+    inner = iterate(call, call.arg(0, "tensors"))
+    items = inner.elements if inner.elements is not None else [inner.element]
+    items = [call.state.fresh(i) for i in items]
+    tensors = [i for i in items if isinstance(i, TensorFacts)]
+    if not tensors:
+        return UNKNOWN
+    dim = call.number(1, "dim", 0)
+    if inner.elements is not None and len(tensors) == len(items):
+        shape_list = [t.shape for t in tensors]
+        if name == "stack":
+            shape = shapes.stack(shape_list, dim)
+        elif name in ("cat", "concat", "concatenate"):
+            shape = shapes.concatenate(shape_list, dim)
+        else:
+            shape = None
+    else:
+        shape = None
+    dtype = _float_of(tensors)
+    grad_fn = "StackBackward0" if name == "stack" else "CatBackward0"
+    return derived(call, name, items, shape=shape, dtype=dtype, grad_fn=grad_fn, saves=False)
+
+
+@function("torch.einsum")
+def _einsum(call: Call):
+    tensors = [call.state.fresh(a) for a in call.args[1:]]
+    if len(tensors) == 1 and isinstance(tensors[0], TupleValue):
+        tensors = list(tensors[0].items)
+    return derived(call, "einsum", tensors, shape=None, dtype=_float_of(
+        [t for t in tensors if isinstance(t, TensorFacts)]), grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(
+        "torch.einsum"))
+
+
+@function("torch.where")
+def _where(call: Call):
+    if len(call.args) < 3:
+        return UNKNOWN
+    values = [call.args[1], call.args[2]]
+    tensors = [v for v in values if isinstance(v, TensorFacts)]
+    shape = shapes.broadcast(*[_shape_of(v) for v in call.args[:3]])
+    return derived(call, "where", values, shape=shape, dtype=_float_of(tensors),
+                   grad_fn="WhereBackward0")
+
+
+@function("torch.normal")
+def _normal(call: Call):
+    tensors = call.tensors()
+    if tensors:
+        # normal(mean_tensor, std) is an op, differentiable in `mean`
+        return derived(call, "normal", list(call.args), shape=tensors[0].shape, dtype=tensors[0].dtype)
+    return factory(call)
+
+
+@function("torch.clone")
+def _clone(call: Call):
+    t = call.arg(0)
+    if isinstance(t, TensorFacts):
+        return derived(call, "clone", [t], shape=t.shape, dtype=t.dtype)
+    return UNKNOWN
+
+
+@function("torch.squeeze", "torch.unsqueeze", "torch.flatten", "torch.reshape", "torch.transpose",
+          "torch.permute", "torch.t", "torch.swapaxes", "torch.movedim", "torch.chunk",
+          "torch.split", "torch.unbind", "torch.narrow", "torch.gather", "torch.index_select",
+          "torch.masked_select", "torch.diagonal", "torch.tile", "torch.flip", "torch.roll")
+def _shape_function(call: Call):
+    t = call.arg(0, "input")
+    if not isinstance(t, TensorFacts):
+        return UNKNOWN
+    name = call.qualname.rsplit(".", 1)[-1]
+    inner = Call(call.node, list(call.args[1:]), {k: v for k, v in call.kwargs.items() if k != "input"},
+                 call.state, call.ctx, call.walker, call.frame, receiver=t, method=name,
+                 starred=call.starred)
+    fn = TENSOR_METHODS.get(name)
+    return fn(inner) if fn is not None else _generic(call, name)
+
+
+@function("torch.numel")
+def _numel(call: Call):
+    t = call.arg(0)
+    total = shapes.numel(t.shape) if isinstance(t, TensorFacts) else None
+    return NumberValue("int", total)
+
+
+@function("torch.is_tensor")
+def _is_tensor(call: Call):
+    value = call.arg(0)
+    if isinstance(value, TensorFacts):
+        return NumberValue("bool", True)
+    if isinstance(value, (NumberValue, StrValue)):
+        return NumberValue("bool", False)
+    return NumberValue("bool")
+
+
+@function("torch.manual_seed", "torch.set_printoptions", "torch.cuda.manual_seed",
+          "torch.cuda.manual_seed_all", "torch.set_num_threads", "torch.save",
+          "torch.cuda.empty_cache", "torch.cuda.synchronize", "torch.backends.cudnn.benchmark",
+          "torch.use_deterministic_algorithms", "torch.set_float32_matmul_precision",
+          "torch.autograd.set_detect_anomaly", "torch.set_anomaly_enabled")
+def _no_effect(call: Call):
+    return NONE
+
+
+@function("torch.cuda.is_available", "torch.backends.mps.is_available")
+def _is_available(call: Call):
+    return NumberValue("bool")
+
+
+@function("torch.cuda.device_count")
+def _device_count(call: Call):
+    return NumberValue("int")
+
+
+@function("torch.set_default_dtype", "torch.set_default_tensor_type")
+def _default_dtype(call: Call):
+    call.walker.changes_default_dtype = True
+    return NONE
+
+
+@function("torch.load")
+def _load(call: Call):
+    return UNKNOWN
+
+
+def unknown_torch_call(call: Call):
+    """A torch name the tables do not know: a differentiable function of its tensor
+    arguments if the tables list it, else unknown."""
+    qualname = call.qualname or ""
+    if qualname in api.DIFFERENTIABLE_FUNCTIONS and call.tensors():
+        tensors = call.tensors()
+        return derived(call, qualname.rsplit(".", 1)[-1], list(call.args), shape=None,
+                       dtype=_float_of(tensors), grad_fn=api.DIFFERENTIABLE_FUNCTIONS[qualname])
+    return UNKNOWN
+
+
+def _generic(call: Call, name: str):
+    tensors = call.tensors()
+    if not tensors:
+        return UNKNOWN
+    return derived(call, name, tensors, shape=None, dtype=_float_of(tensors))
+
+
+def _register_torch_families():
+    for name in api.UNARY_OPS:
+        for parent in ("torch", "torch.nn.functional", "torch.special"):
+            qual = f"{parent}.{name}"
+            if qual not in FUNCTIONS_SEEN:
+                function(qual)(elementwise_function)
+    for name in api.REDUCTIONS:
+        function(f"torch.{name}")(reduction_function)
+    for qual in api.DIFFERENTIABLE_FUNCTIONS:
+        if qual not in _registered():
+            function(qual)(unknown_torch_call)
+
+
+def _registered():
+    from analysis.semantics import FUNCTIONS
+    return FUNCTIONS
+
+
+FUNCTIONS_SEEN = _registered()
+
+
+# -- tensor methods ---------------------------------------------------------------------------------
+
+TENSOR_METHODS: dict = {}
+
+
+def tensor_method(*names):
+    def register(fn):
+        for name in names:
+            TENSOR_METHODS[name] = fn
+            method("tensor", name)(fn)
+        return fn
+    return register
+
+
+@tensor_method("detach")
+def _detach(call: Call):
+    t = call.receiver
+    return new_tensor(call, requires_grad=False, is_leaf=True, dtype=t.dtype, shape=t.shape,
+                      reason="detach", device=t.device, ignore_no_grad=True)
+
+
+@tensor_method("detach_")
+def _detach_(call: Call):
+    t = call.receiver
+    new = replace(t, requires_grad=False, is_leaf=True, grad_fn=None, no_grad_reason="detach",
+                  leaves=frozenset(), saved_nodes=frozenset(), grad=None)
+    call.state.update_tensor(new)
+    return new
+
+
+@tensor_method("item")
+def _item(call: Call):
+    kind = dtype_kind(call.receiver.dtype)
+    return NumberValue(kind) if kind in ("float", "int", "bool") else NumberValue("float")
+
+
+@tensor_method("tolist")
+def _tolist(call: Call):
+    return UNKNOWN
+
+
+@tensor_method("numpy")
+def _numpy(call: Call):
+    from analysis.semantics.external import ndarray_of
+    return ndarray_of(call, call.receiver)
+
+
+@tensor_method("requires_grad_")
+def _requires_grad_(call: Call):
+    t = call.receiver
+    new = requires_grad_set(t, call.flag(0, "requires_grad", True))
+    if new is not t:
+        call.state.update_tensor(new)
+    return new
+
+
+def requires_grad_set(t: TensorFacts, flag) -> TensorFacts:
+    """`t.requires_grad_(flag)`: changes a leaf; on a non-leaf True changes nothing
+    (and False raises)."""
+    if t.is_leaf is False:
+        return t
+    kind = dtype_kind(t.dtype)
+    if flag is None or kind not in ("float", "complex"):
+        # Unknown dtype or flag: unknown result. On an int tensor the call raises,
+        # so what follows it is moot: unknown too, so that one mistake gives one finding.
+        return replace(t, requires_grad=None if kind is None or flag is None or flag
+                       else t.requires_grad)
+    return replace(t, requires_grad=flag, is_leaf=True,
+                   no_grad_reason=None if flag else "never",
+                   leaves=frozenset({t.tid}) if flag else frozenset(),
+                   grad=("none" if t.grad is None else t.grad) if flag else t.grad,
+                   opaque=False if flag else t.opaque)
+
+
+@tensor_method("retain_grad")
+def _retain_grad(call: Call):
+    t = call.receiver
+    call.state.update_tensor(replace(t, retains_grad=True))
+    return NONE
+
+
+@tensor_method("backward")
+def _backward(call: Call):
+    from analysis.semantics import autograd
+    autograd.backward(call, call.receiver)
+    return NONE
+
+
+@tensor_method("register_hook")
+def _register_hook(call: Call):
+    return UNKNOWN
+
+
+@tensor_method("zero_grad")
+def _tensor_zero_grad(call: Call):
+    return NONE
+
+
+for _name, _dtype in api.DTYPE_METHODS.items():
+    def _dtype_method(call: Call, _dtype=_dtype):
+        if call.args:
+            return converted(call, call.receiver, None, None, "to", understood=False)
+        return converted(call, call.receiver, _dtype, None, call.method)
+    tensor_method(_name)(_dtype_method)
+
+
+@tensor_method("to", "type")
+def _to(call: Call):
+    target = _conversion_target(call)
+    if target is None:
+        return converted(call, call.receiver, None, None, "to", understood=False)
+    return converted(call, call.receiver, target[0], target[1], "to")
+
+
+def _conversion_target(call: Call):
+    """(dtype, device) a `.to(...)`/`.type(...)` call asks for, None where it asks
+    for no change; None as a whole when an argument is not understood."""
+    dtype = device = None
+    values = [(None, v) for v in call.args] + list(call.kwargs.items())
+    if call.starred:
+        return None
+    for key, value in values:
+        if key in ("non_blocking", "memory_format"):
+            continue
+        if key == "copy":
+            return None
+        found = _dtype_of(value) if isinstance(value, TorchName) else None
+        if found and key in (None, "dtype"):
+            dtype = found
+            continue
+        if isinstance(value, TensorFacts) and key in (None, "other"):
+            dtype, device = value.dtype, value.device
+            if dtype is None or device is None:
+                return None
+            continue
+        if call.method == "to" and key in (None, "device"):
+            device = _device_of(value)
+            if device is not None:
+                continue
+        return None
+    return dtype, device
+
+
+@tensor_method("cuda", "cpu")
+def _cuda(call: Call):
+    device = call.method if not call.args else _device_of(call.args[0], call.method)
+    return converted(call, call.receiver, None, device, call.method, understood=device is not None)
+
+
+@tensor_method("clone")
+def _tensor_clone(call: Call):
+    t = call.receiver
+    return derived(call, "clone", [t], shape=t.shape, dtype=t.dtype)
+
+
+@tensor_method("contiguous", "coalesce", "pin_memory", "share_memory_")
+def _same_tensor(call: Call):
+    return call.receiver
+
+
+def _reduction_method(call: Call):
+    return reduction(call, call.method, call.receiver, list(call.args), dict(call.kwargs))
+
+
+def _binary_method(call: Call):
+    name = call.method
+    other = call.arg(0, "other")
+    op = {"mm": "matmul", "mv": "matmul", "bmm": "matmul", "multiply": "mul", "subtract": "sub",
+          "divide": "div", "true_divide": "div"}.get(name, name)
+    return binary(call, op, call.receiver, other)
+
+
+def _unary_method(call: Call):
+    t = call.receiver
+    return derived(call, call.method, [t], shape=t.shape, dtype=t.dtype)
+
+
+def _differentiable_method(call: Call):
+    t = call.receiver
+    return derived(call, call.method, [t, *call.args], shape=None, dtype=t.dtype,
+                   grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+@tensor_method("size")
+def _size(call: Call):
+    t = call.receiver
+    if call.args or "dim" in call.kwargs:
+        dim = call.number(0, "dim")
+        return _dim_value(t.shape, dim)
+    return _shape_value(t.shape)
+
+
+@tensor_method("dim", "ndimension")
+def _dim(call: Call):
+    t = call.receiver
+    return NumberValue("int", len(t.shape) if t.shape is not None else None)
+
+
+@tensor_method("numel", "nelement")
+def _tensor_numel(call: Call):
+    return NumberValue("int", shapes.numel(call.receiver.shape))
+
+
+@tensor_method("is_floating_point", "is_contiguous", "is_cuda", "equal", "allclose")
+def _bool_method(call: Call):
+    if call.method == "is_floating_point":
+        kind = dtype_kind(call.receiver.dtype)
+        return NumberValue("bool", None if kind is None else kind == "float")
+    return NumberValue("bool")
+
+
+def _shape_args(call: Call):
+    values = list(call.args)
+    if len(values) == 1 and isinstance(values[0], TupleValue):
+        values = list(values[0].items)
+    dims = []
+    for v in values:
+        if isinstance(v, NumberValue) and v.kind == "int":
+            dims.append(v.value)
+        else:
+            return None
+    return dims
+
+
+@tensor_method("view", "reshape")
+def _view(call: Call):
+    t = call.receiver
+    if call.args and isinstance(call.args[0], TorchName):
+        return converted(call, t, _dtype_of(call.args[0]), None, "to")
+    shape = shapes.view(t.shape, _shape_args(call)) if not call.starred else None
+    return view_of(call, t, shape, api.grad_fn_name("view") if call.method == "view" else None)
+
+
+@tensor_method("view_as", "reshape_as", "expand_as")
+def _view_as(call: Call):
+    t, other = call.receiver, call.arg(0)
+    shape = other.shape if isinstance(other, TensorFacts) else None
+    return view_of(call, t, shape, None)
+
+
+@tensor_method("squeeze")
+def _squeeze(call: Call):
+    t = call.receiver
+    dim = call.number(0, "dim") if call.given(0, "dim") else None
+    if call.given(0, "dim") and dim is None:
+        return view_of(call, t, None, "SqueezeBackward1")
+    return view_of(call, t, shapes.squeeze(t.shape, dim),
+                   "SqueezeBackward1" if dim is not None else "SqueezeBackward0")
+
+
+@tensor_method("unsqueeze")
+def _unsqueeze(call: Call):
+    t = call.receiver
+    dim = call.number(0, "dim")
+    return view_of(call, t, shapes.unsqueeze(t.shape, dim) if dim is not None else None,
+                   "UnsqueezeBackward0")
+
+
+@tensor_method("transpose", "swapaxes", "swapdims")
+def _transpose(call: Call):
+    t = call.receiver
+    a, b = call.number(0, "dim0"), call.number(1, "dim1")
+    return view_of(call, t, shapes.transpose(t.shape, a, b), "TransposeBackward0")
+
+
+@tensor_method("t")
+def _t(call: Call):
+    t = call.receiver
+    shape = tuple(reversed(t.shape)) if t.shape is not None and len(t.shape) <= 2 else None
+    return view_of(call, t, shape, "TBackward0")
+
+
+@tensor_method("permute")
+def _permute(call: Call):
+    t = call.receiver
+    return view_of(call, t, shapes.permute(t.shape, _shape_args(call)), "PermuteBackward0")
+
+
+@tensor_method("flatten")
+def _flatten(call: Call):
+    t = call.receiver
+    start = call.number(0, "start_dim", 0)
+    end = call.number(1, "end_dim", -1)
+    return view_of(call, t, shapes.flatten(t.shape, start, end) if start is not None and end is not None
+                   else None, None)
+
+
+@tensor_method("expand")
+def _expand(call: Call):
+    t = call.receiver
+    dims = _shape_args(call)
+    if dims is None or t.shape is None:
+        return view_of(call, t, None, "ExpandBackward0")
+    shape = tuple(t.shape[i - (len(dims) - len(t.shape))] if d == -1 else d
+                  for i, d in enumerate(dims))
+    return view_of(call, t, shape, "ExpandBackward0")
+
+
+@tensor_method("repeat", "tile", "unflatten", "unfold", "movedim", "narrow", "diagonal", "diff",
+               "gather", "index_select", "masked_select", "outer", "repeat_interleave", "tril",
+               "triu", "flip", "roll", "take", "index_add", "scatter", "scatter_add", "index_fill",
+               "masked_scatter", "put", "sort", "topk", "kthvalue")
+def _reshaping(call: Call):
+    t = call.receiver
+    if call.method in ("sort", "topk", "kthvalue"):
+        values = derived(call, call.method, [t], shape=None, dtype=t.dtype)
+        indices = new_tensor(call, False, True, dtype="int64", reason="never", part=1,
+                             ignore_no_grad=True)
+        return TupleValue((values, indices))
+    return derived(call, call.method, [t, *call.args], shape=None, dtype=t.dtype,
+                   grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+@tensor_method("chunk", "split", "unbind", "tensor_split")
+def _pieces(call: Call):
+    t = call.receiver
+    count = call.number(0, "chunks") if call.method == "chunk" else None
+    piece = derived(call, call.method, [t], shape=None, dtype=t.dtype)
+    if isinstance(count, int) and 0 < count <= 16:
+        return TupleValue(tuple(piece for _ in range(count)))
+    if call.method == "unbind" and t.shape and isinstance(t.shape[0], int) and t.shape[0] <= 16:
+        row_shape = t.shape[1:]
+        return TupleValue(tuple(replace(piece, shape=row_shape) if isinstance(piece, TensorFacts)
+                                else piece for _ in range(t.shape[0])))
+    from analysis.semantics import containers
+    return containers.new_list(call, None, item=piece)
+
+
+@tensor_method("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "softmin")
+def _along_dim(call: Call):
+    t = call.receiver
+    return derived(call, call.method, [t], shape=t.shape, dtype=t.dtype)
+
+
+@tensor_method("masked_fill", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "lerp",
+               "where", "type_as", "new_tensor")
+def _keeps_shape(call: Call):
+    t = call.receiver
+    if call.method == "type_as":
+        other = call.arg(0)
+        return converted(call, t, other.dtype if isinstance(other, TensorFacts) else None, None, "to",
+                         understood=isinstance(other, TensorFacts) and other.dtype is not None)
+    if call.method == "new_tensor":
+        return new_tensor(call, False, True, reason="rewrap", ignore_no_grad=True)
+    return derived(call, call.method, [t, *call.args], shape=t.shape, dtype=t.dtype,
+                   grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+@tensor_method("new_zeros", "new_ones", "new_empty", "new_full", "zero_like")
+def _new_factory(call: Call):
+    t = call.receiver
+    shape = _size_from(call.args[:1]) if call.args else None
+    return new_tensor(call, call.flag(None, "requires_grad", False), True, dtype=t.dtype, shape=shape,
+                      reason="never", device=t.device, ignore_no_grad=True)
+
+
+@tensor_method("abs", "sigmoid", "tanh", "relu", "exp", "log", "neg", "sqrt", "sin", "cos")
+def _common_unary(call: Call):
+    return _unary_method(call)
+
+
+def _inplace_method(call: Call):
+    t = call.receiver
+    operand = call.args[0] if call.args else None
+    inplace(call, t, call.node.func.value if isinstance(call.node.func, ast.Attribute) else call.node,
+            call.method, operand, call.node)
+    return call.state.fresh(t)
+
+
+def _register_tensor_methods():
+    for name in api.REDUCTIONS:
+        tensor_method(name)(_reduction_method)
+    for name in ("add", "sub", "mul", "div", "pow", "matmul", "mm", "mv", "bmm", "multiply",
+                 "subtract", "divide", "true_divide", "remainder", "floor_divide", "fmod",
+                 "maximum", "minimum", "atan2", "dot", "eq", "ne", "lt", "gt", "le", "ge"):
+        if name in ("eq", "ne", "lt", "gt", "le", "ge"):
+            tensor_method(name)(lambda call: comparison(call, [call.receiver, call.arg(0)]))
+        elif name in ("maximum", "minimum", "atan2", "dot"):
+            tensor_method(name)(_differentiable_method)
+        else:
+            tensor_method(name)(_binary_method)
+    for name in api.UNARY_OPS:
+        if name not in TENSOR_METHODS:
+            tensor_method(name)(_unary_method)
+    for name in api.DIFFERENTIABLE_METHODS:
+        if name not in TENSOR_METHODS:
+            tensor_method(name)(_differentiable_method)
+    for name in api.INPLACE_METHODS:
+        tensor_method(name)(_inplace_method)
+    tensor_method("copy_", "zero_", "fill_", "uniform_", "normal_", "clamp_", "masked_fill_",
+                  "index_fill_", "scatter_", "add_", "mul_", "sub_", "div_")(_inplace_method)
+
+
+_register_tensor_methods()
+_register_torch_families()
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _measured_saves(op: str, other_is_tensor) -> bool | None:
+    """Whether `op` keeps tensors for its backward, from the tables measured with
+    torch (a binary op by its operand kind: `mul` by a number saves the number)."""
+    keys = [op]
+    if other_is_tensor is not None:
+        keys.insert(0, f"{op}_{'tensor' if other_is_tensor else 'scalar'}")
+    for key in keys:
+        if key in api.NON_SAVING_OPS:
+            return False
+        if api.saves_input(key) is not None:   # measured, and not in SAVES_NOTHING
+            return True
+    return None
+
+
+def _shape_of(value):
+    if isinstance(value, TensorFacts):
+        return value.shape
+    if isinstance(value, NumberValue):
+        return ()
+    return None
+
+
+def _promote(left, right, op: str) -> str | None:
+    dtypes = []
+    for v in (left, right):
+        if isinstance(v, TensorFacts):
+            if v.dtype is None:
+                return None
+            dtypes.append(("tensor", v.dtype))
+        elif isinstance(v, NumberValue):
+            dtypes.append(("number", v.kind))
+        else:
+            return None
+    tensor_dtypes = [d for k, d in dtypes if k == "tensor"]
+    number_kinds = [d for k, d in dtypes if k == "number"]
+    float_tensors = [d for d in tensor_dtypes if d in FLOAT_DTYPES]
+    if float_tensors:
+        if len(set(float_tensors)) == 1:
+            return float_tensors[0]
+        if "float64" in float_tensors and len(tensor_dtypes) == 2:
+            return "float64"
+        return None
+    if op == "div" or "float" in number_kinds:
+        return "float32"
+    if all(d == tensor_dtypes[0] for d in tensor_dtypes) and not number_kinds:
+        return tensor_dtypes[0]
+    return None
+
+
+def _float_of(tensors: list) -> str | None:
+    dtypes = {t.dtype for t in tensors}
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
+def _same(values: list):
+    return values[0] if values and all(v == values[0] for v in values) else None
+
+
+__all__ = ["new_tensor", "derived", "binary", "reduction", "converted", "getitem", "setitem",
+           "inplace", "attribute", "element", "row", "Unknown"]
+
+
+def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
+    """`t.grad = None`, `t.requires_grad = True`, `t.data = ...`."""
+    from analysis.semantics import truth
+    state = call.state
+    t = state.fresh(t)
+    if name == "grad":
+        state.update_tensor(replace(t, grad="none" if value is NONE else None))
+    elif name == "requires_grad":
+        flag = truth(value) if isinstance(value, NumberValue) else None
+        if t.is_leaf is True and flag is not None and dtype_kind(t.dtype) in ("float", "complex"):
+            state.update_tensor(replace(
+                t, requires_grad=flag, no_grad_reason=None if flag else "never",
+                grad="none" if flag and t.grad is None else t.grad,
+                leaves=frozenset({t.tid}) if flag else frozenset(), opaque=False if flag else t.opaque))
+        elif flag is None or t.is_leaf is not False:
+            state.update_tensor(replace(t, requires_grad=None))
+    elif name == "data":
+        state.update_tensor(replace(t, shape=None, dtype=None))

@@ -1,0 +1,210 @@
+"""What a program has changed so far, at one point of its run: the store the
+walker threads through statements and calls.
+
+Names hold immutable values (analysis/facts.py). What changes in place is kept
+here, by identity, so that a change made through one name (or inside a called
+function) is seen through every other name:
+
+- `tensors`: the current facts of tensors changed since they were made (an
+  in-place op, a backward filling `.grad`, `requires_grad_()`...);
+- `heap`: the attributes of objects (`ObjectRef`): a module's layers and
+  parameters, an optimizer's parameters, a user object's fields, list items;
+- `freed` and `clobbered`: graph nodes a backward freed, and nodes whose saved
+  tensor an in-place op changed since;
+- `no_grad`: torch's grad mode (True inside `no_grad`, None when unknown).
+
+A State is copied at a branch and the copies are joined where the paths meet.
+Dicts are never changed in place once shared: a heap object's attribute dict is
+replaced, not updated, so copying a State is a handful of shallow dict copies.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
+                            join_tensors, weakened)
+
+
+@dataclass
+class State:
+    # The names of the running frame (module globals at module level).
+    names: dict = field(default_factory=dict)
+    tensors: dict = field(default_factory=dict)
+    heap: dict = field(default_factory=dict)
+    freed: dict = field(default_factory=dict)
+    clobbered: dict = field(default_factory=dict)
+    no_grad: object = False
+    # False after `return`, `raise`, `break` or `continue`: nothing below runs.
+    reachable: bool = True
+    # Every tensor as it was made, by identity: shared by all copies (what a tensor
+    # was when made never changes; what changed since is in `tensors`).
+    made: dict = field(default_factory=dict)
+
+    def copy(self) -> "State":
+        return State(dict(self.names), dict(self.tensors), dict(self.heap), self.freed,
+                     self.clobbered, self.no_grad, self.reachable, self.made)
+
+    def become(self, other: "State") -> None:
+        """Take `other`'s contents: callers hold this very object."""
+        if other is not self:
+            self.__dict__.update(other.__dict__)
+
+    # -- tensors -----------------------------------------------------------------------
+
+    def fresh(self, value):
+        """`value` with the current facts of the tensors it holds."""
+        if isinstance(value, TensorFacts):
+            return self.tensors.get(value.tid, value)
+        if isinstance(value, GradAttr):
+            owner = self.tensors.get(value.owner.tid, value.owner)
+            return value if owner is value.owner else GradAttr(owner, value.via_data)
+        if isinstance(value, TupleValue) and any(isinstance(v, (TensorFacts, TupleValue))
+                                                 for v in value.items):
+            return TupleValue(tuple(self.fresh(v) for v in value.items))
+        return value
+
+    def update_tensor(self, new: TensorFacts) -> None:
+        self.tensors[new.tid] = new
+
+    def created(self, t: TensorFacts) -> TensorFacts:
+        """A new tensor at an allocation site: facts kept for an earlier one made
+        there (an earlier loop iteration) no longer apply."""
+        self.tensors.pop(t.tid, None)
+        self.made[t.tid] = t
+        return t
+
+    def tensor(self, tid):
+        """The current facts of the tensor `tid`, or None when it is not known."""
+        found = self.tensors.get(tid)
+        return found if found is not None else self.made.get(tid)
+
+    def leaves(self):
+        """Every leaf that requires grad, with its current facts."""
+        for tid, t in self.made.items():
+            if t.is_leaf and t.requires_grad is not False:
+                yield self.tensors.get(tid, t)
+
+    # -- objects ---------------------------------------------------------------------------
+
+    def attrs(self, ref: ObjectRef) -> dict:
+        return self.heap.get(ref.oid, _EMPTY)
+
+    def attr(self, ref: ObjectRef, name: str, default=UNKNOWN):
+        return self.fresh(self.heap.get(ref.oid, _EMPTY).get(name, default))
+
+    def set_attr(self, ref: ObjectRef, name: str, value) -> None:
+        old = self.heap.get(ref.oid, _EMPTY)
+        self.heap[ref.oid] = {**old, name: value}
+
+    def set_attrs(self, ref: ObjectRef, values: dict) -> None:
+        old = self.heap.get(ref.oid, _EMPTY)
+        self.heap[ref.oid] = {**old, **values}
+
+    def new_object(self, ref: ObjectRef, attrs: dict) -> ObjectRef:
+        self.heap[ref.oid] = dict(attrs)
+        return ref
+
+    def clobber(self, nodes, op) -> None:
+        new = {n: op for n in nodes if n not in self.clobbered}
+        if new:
+            self.clobbered = {**self.clobbered, **new}
+
+    # -- graphs ------------------------------------------------------------------------------
+
+    def free(self, nodes, call) -> None:
+        """A backward without retain_graph (`call`) frees what these graph nodes saved."""
+        new = {n: call for n in nodes if n not in self.freed}
+        if new:
+            # A new dict: events keep the one they saw.
+            self.freed = {**self.freed, **new}
+
+    def freed_by(self, t: TensorFacts):
+        """The backward that freed part of `t`'s graph, or None."""
+        for node in t.saved_nodes:
+            call = self.freed.get(node)
+            if call is not None:
+                return call
+        return None
+
+    # -- paths ---------------------------------------------------------------------------------
+
+    def joined(self, other: "State") -> "State":
+        if not other.reachable:
+            return self
+        if not self.reachable:
+            return other
+        return State(_join_names(self.names, other.names),
+                     _join_tensors(self.tensors, other.tensors),
+                     _join_heaps(self.heap, other.heap),
+                     # A node is freed afterwards only if it is freed on both paths.
+                     {n: c for n, c in self.freed.items() if n in other.freed},
+                     {n: c for n, c in self.clobbered.items() if n in other.clobbered},
+                     self.no_grad if self.no_grad == other.no_grad else None,
+                     True, self.made)
+
+
+_EMPTY: dict = {}
+
+
+def unreachable(state: State) -> State:
+    out = state.copy()
+    out.reachable = False
+    return out
+
+
+def join_states(states: list) -> State | None:
+    live = [s for s in states if s.reachable]
+    if not live:
+        return unreachable(states[0]) if states else None
+    out = live[0]
+    for other in live[1:]:
+        out = out.joined(other)
+    return out
+
+
+def _join_names(a: dict, b: dict) -> dict:
+    if a is b:
+        return a
+    out = {}
+    for key in a.keys() | b.keys():
+        x, y = a.get(key, UNKNOWN), b.get(key, UNKNOWN)
+        out[key] = x if x is y else join(x, y)
+    return out
+
+
+def _join_tensors(a: dict, b: dict) -> dict:
+    if a is b:
+        return a
+    out = {}
+    for tid in a.keys() | b.keys():
+        x, y = a.get(tid), b.get(tid)
+        if x is not None and y is not None:
+            out[tid] = x if x == y else join_tensors(x, y)
+        else:
+            # Changed on one path only: what the change altered is unknown afterwards.
+            out[tid] = weakened(x if x is not None else y)
+    return out
+
+
+def _join_heaps(a: dict, b: dict) -> dict:
+    if a is b:
+        return a
+    out = {}
+    for oid in a.keys() | b.keys():
+        x, y = a.get(oid), b.get(oid)
+        if x is y:
+            out[oid] = x
+        elif x is None or y is None:
+            # Made on one path only: as it is on that path (the other path has no
+            # reference to it).
+            out[oid] = x if x is not None else y
+        else:
+            merged = {}
+            for name in x.keys() | y.keys():
+                merged[name] = join(x.get(name, UNKNOWN), y.get(name, UNKNOWN))
+            out[oid] = merged
+    return out
+
+
+def with_facts(t: TensorFacts, **changes) -> TensorFacts:
+    return replace(t, **changes)

@@ -1,0 +1,328 @@
+"""What the walker saw, in order: the events rules read, and the queries they
+ask of them.
+
+Each event carries the values known at that point of the program and its
+context: grad mode, the loops around it (across calls: a backward inside a
+helper that a loop calls is inside that loop), the branches between them, the
+chain of calls that led there. A loop body is walked more than once (each walk
+is one iteration as the analysis sees it: `ctx.loop_pass`), so an event inside
+a loop appears once per pass; the engine drops duplicate findings.
+
+Rules use the queries of `Trace` (`backwards()`, `loops()`, `inside(loop)`,
+`steps(events)`...) rather than re-deriving what a call is.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from analysis.facts import GradAttr, ObjectRef, TensorFacts, Unknown, Value
+
+# Keywords torch's Tensor.backward takes; a `.backward(...)` with others is not torch's.
+BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inputs"})
+
+
+@dataclass(frozen=True, eq=False)
+class Loop:
+    """One loop of the program as one invocation of its function runs it (a loop
+    in a helper called from two places is two loops). Equal only to itself."""
+    node: ast.AST                    # ast.For / ast.While / a comprehension
+    source: object                   # the ParsedChunk holding it
+    # Iterating over a known, finite collection: each pass is one element.
+    unrolled: bool = False
+
+    @property
+    def body(self) -> list:
+        return getattr(self.node, "body", [])
+
+    @property
+    def is_comprehension(self) -> bool:
+        return not isinstance(self.node, (ast.For, ast.AsyncFor, ast.While))
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call whose callee the walker followed."""
+    node: ast.Call
+    source: object                   # the ParsedChunk holding it
+    function: object                 # the FunctionValue called
+
+
+@dataclass(frozen=True)
+class Context:
+    # True inside no_grad/inference_mode, False where grad is on, None unknown.
+    no_grad: bool | None
+    # Enclosing loops, outermost first, across calls, and which pass over each one's
+    # body this is (0 is the first iteration).
+    loops: tuple = ()
+    passes: tuple = ()
+    # Enclosing Loops, `if`s, `try`s and CallSites, outermost first: whether an
+    # event runs on every iteration of a loop.
+    blocks: tuple = ()
+    # The statement the event belongs to, and the chunk holding it.
+    stmt: ast.stmt | None = None
+    source: object = None
+    # The innermost function being run (a FunctionValue), None at module level.
+    function: object = None
+    # The calls that led here, outermost first.
+    calls: tuple = ()
+    # The function was run on its own, with unknown parameters.
+    alone: bool = False
+
+    @property
+    def loop(self):
+        return self.loops[-1] if self.loops else None
+
+    @property
+    def loop_pass(self) -> int:
+        return self.passes[-1] if self.passes else 0
+
+    def loop_pass_of(self, loop) -> int:
+        return self.passes[self.loops.index(loop)] if loop in self.loops else 0
+
+    def always_runs_in(self, loop) -> bool:
+        """Whether the event runs on every iteration of `loop`, as far as branches go."""
+        if loop not in self.blocks:
+            return False
+        inner = self.blocks[self.blocks.index(loop) + 1:]
+        return not any(isinstance(b, (ast.If, ast.Try, ast.IfExp, ast.BoolOp)) for b in inner)
+
+    def site_in(self, loop) -> object:
+        """The node in `loop`'s own function through which this event happens: the
+        event's statement when it is there, else the call made in that function
+        that leads to it."""
+        if not self.calls or loop is None:
+            return self.stmt
+        if loop not in self.blocks:
+            return self.stmt
+        after = self.blocks[self.blocks.index(loop) + 1:]
+        for block in after:
+            if isinstance(block, CallSite):
+                return block.node
+        return self.stmt
+
+
+@dataclass
+class CallEvent:
+    node: ast.Call
+    ctx: Context
+    qualname: str | None          # torch qualified name of the callee, e.g. "torch.autograd.grad"
+    method: str | None            # the attribute name when the callee is `<expr>.name`
+    receiver: Value | None
+    args: tuple                   # values of positional arguments
+    kwargs: dict                  # keyword -> value
+    result: Value
+    used: bool                    # the call's value is used, not thrown away
+    # Graph nodes freed by earlier backward calls at the time of this call -> the
+    # call that freed each.
+    freed: dict = field(default_factory=dict)
+    # Graph nodes whose saved tensor an in-place op changed since -> that op.
+    clobbered: dict = field(default_factory=dict)
+    # The function or class of the analysed code that was called, if any.
+    callee: object = None
+    # The callee's body was walked (its events follow this one, with this call in
+    # their context).
+    followed: bool = False
+    # What the call's transfer function found worth telling rules (e.g. "seeds": the
+    # (output, gradient) pairs of torch.autograd.backward over lists).
+    extra: dict = field(default_factory=dict)
+
+    def arg_node(self, keyword: str | None = None, position: int | None = None):
+        """The ast node passed for a parameter, by keyword or position."""
+        if keyword is not None:
+            for kw in self.node.keywords:
+                if kw.arg == keyword:
+                    return kw.value
+        if position is not None:
+            positional = [a for a in self.node.args if not isinstance(a, ast.Starred)]
+            if position < len(positional):
+                return positional[position]
+        return None
+
+    def has_keyword(self, keyword: str) -> bool:
+        return any(kw.arg == keyword or kw.arg is None for kw in self.node.keywords)
+
+    @property
+    def receiver_node(self):
+        return self.node.func.value if isinstance(self.node.func, ast.Attribute) else None
+
+
+@dataclass
+class AttrAssignEvent:
+    """`target.attr = value` (e.g. `w.requires_grad = True`, `p.grad = None`)."""
+    node: ast.Attribute
+    ctx: Context
+    receiver: Value
+    attr: str
+    value: Value
+    value_node: ast.AST
+
+
+@dataclass
+class InplaceEvent:
+    """An in-place change of a tensor: `t += 1`, `t[i] = v`, `t.add_(1)`."""
+    node: ast.AST
+    ctx: Context
+    target: Value
+    target_node: ast.AST
+    op: str                        # "+=", "setitem", or the method name ("add_")
+
+
+@dataclass
+class AttrReadEvent:
+    """`t.grad` read (not assigned)."""
+    node: ast.Attribute
+    ctx: Context
+    receiver: Value
+    attr: str
+
+
+@dataclass
+class AccumulateEvent:
+    """`total += x`, `total = total + x`, `totals[k] += x` with a tensor `x`."""
+    node: ast.AST
+    ctx: Context
+    target_node: ast.AST
+    before: Value
+    operand: Value
+
+
+@dataclass
+class StoreEvent:
+    """A value kept in a container that outlives the statement: `history.append(x)`,
+    `outputs[k] = x`, `self.x = x`."""
+    node: ast.AST
+    ctx: Context
+    container: Value
+    value: Value
+    # A tensor the stored value holds (itself, or inside a tuple, list or dict).
+    held: object = None
+    # The loop whose iteration made the container (None: made before any loop).
+    container_loop: object = None
+
+
+@dataclass
+class IndexEvent:
+    """`t[i]` read on a tensor (or `t.data[i]`)."""
+    node: ast.Subscript
+    ctx: Context
+    base: Value
+    index: Value
+    via_data: bool = False
+
+
+@dataclass
+class WithEvent:
+    """`with ...:` and the values of its context expressions."""
+    node: ast.With
+    ctx: Context
+    items: tuple
+
+
+@dataclass
+class BareExpressionEvent:
+    """An expression statement whose value is thrown away (`opt.zero_grad`)."""
+    node: ast.Expr
+    ctx: Context
+    value: Value
+
+
+@dataclass
+class LoopEvent:
+    loop: Loop
+    ctx: Context                   # the context around the loop
+
+    @property
+    def node(self):
+        return self.loop.node
+
+
+@dataclass
+class Trace:
+    """Everything one analysis saw: module code, the functions it called, and every
+    function run on its own."""
+    events: list = field(default_factory=list)
+    # The local name bound to `torch` (for code that fixes insert), if any.
+    torch_name: str | None = None
+    # Some chunk of the module mentions `.backward(`.
+    mentions_backward: bool = False
+
+    def of(self, kind: type) -> list:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    # -- queries -------------------------------------------------------------------------
+
+    def calls(self) -> list:
+        return self.of(CallEvent)
+
+    def backwards(self) -> list:
+        """Every `t.backward(...)` of torch on a known tensor."""
+        return [e for e in self.calls() if is_backward(e) and isinstance(e.receiver, TensorFacts)]
+
+    def loops(self) -> list:
+        """Each loop once, with the context around it."""
+        seen, out = set(), []
+        for event in self.of(LoopEvent):
+            if event.loop not in seen:
+                seen.add(event.loop)
+                out.append(event)
+        return out
+
+    def inside(self, loop, first_pass: bool = True) -> list:
+        """The events of an iteration of `loop` (in functions it calls too)."""
+        out = []
+        for e in self.events:
+            if loop in e.ctx.loops and not (first_pass and e.ctx.loop_pass_of(loop) != 0):
+                out.append(e)
+        return out
+
+
+# -- what calls are -------------------------------------------------------------------------
+
+def is_backward(event: CallEvent) -> bool:
+    """`x.backward(...)` with torch's signature (on a tensor or on something unknown),
+    or `torch.autograd.backward(...)`: one definition for every rule."""
+    if event.qualname == "torch.autograd.backward":
+        return True
+    if event.method != "backward" or event.qualname is not None:
+        return False
+    if any(kw.arg is not None and kw.arg not in BACKWARD_KEYWORDS for kw in event.node.keywords):
+        return False
+    if len(event.node.args) > 3:
+        return False
+    receiver = event.receiver
+    return isinstance(receiver, TensorFacts) or type(receiver) is Unknown
+
+
+def backward_target(event: CallEvent):
+    """The tensor a backward-like call differentiates: the receiver of
+    `t.backward()`, the `outputs` of `torch.autograd.grad` or the `tensors` of
+    `torch.autograd.backward`; else None."""
+    if event.qualname in ("torch.autograd.grad", "torch.autograd.backward"):
+        outputs = event.args[0] if event.args else event.kwargs.get(
+            "outputs" if event.qualname.endswith("grad") else "tensors")
+        return outputs if isinstance(outputs, TensorFacts) else None
+    if is_backward(event) and isinstance(event.receiver, TensorFacts):
+        return event.receiver
+    return None
+
+
+def target_node(event: CallEvent):
+    """The expression naming what is differentiated (for messages and fixes)."""
+    if event.method == "backward" and isinstance(event.node.func, ast.Attribute):
+        return event.node.func.value
+    node = event.arg_node("outputs", 0) or event.arg_node("tensors", 0)
+    return node if node is not None else event.node
+
+
+def is_optimizer(value) -> bool:
+    return isinstance(value, ObjectRef) and value.kind == "optimizer"
+
+
+def is_module(value) -> bool:
+    return isinstance(value, ObjectRef) and value.kind == "module"
+
+
+def grad_owner(value):
+    """The tensor whose `.grad` a value is, or None."""
+    return value.owner if isinstance(value, GradAttr) else None

@@ -1,0 +1,1134 @@
+"""An abstract interpreter of Python that knows Python's flow and nothing of torch.
+
+It runs a module's statements in order over abstract values (analysis/facts.py)
+and a State of what changed in place (analysis/state.py): both branches of an
+`if` whose test is not known run and are joined, a loop body runs twice (the
+second pass sees what the first left behind, as the second iteration would)
+or once per element when it iterates over a small known collection, and calls
+into the analysed code are followed: the callee's body runs with the caller's
+values (positional and keyword arguments, defaults, `self`), its return value
+flows back, and what it changed stays changed. Depth is bounded and recursion
+stops. A call it cannot follow goes to `analysis.semantics`, which knows torch;
+anything else gives `UNKNOWN`, and what it was handed may have changed.
+
+It reads `ast` trees (libcst is used only to build fixes), walks only the node
+types it needs, and never recurses along a chain whose length the user
+controls (`elif` chains, `a + b + c + ...`).
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+
+from analysis import semantics
+from analysis.semantics import autograd as grad_modes
+from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
+                            FunctionValue, GradAttr, MethodOf, ModuleNamespace, NoneValue,
+                            NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
+                            Unknown, join)
+from analysis.names import canonical
+from analysis.semantics import Call, truth
+from analysis.semantics import builtins as py
+from analysis.semantics import containers, objects, tensors
+from analysis.state import State, join_states
+from analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
+                            CallEvent, CallSite, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
+                            StoreEvent, Trace, WithEvent)
+
+MAX_DEPTH = 8
+# Elements a loop over a known collection is unrolled for (one pass each).
+UNROLL_LIMIT = 16
+# Statements and expressions one run may walk before calls are no longer followed.
+BUDGET = 400_000
+
+_BINARY_OPS = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
+    ast.MatMult: "matmul", ast.FloorDiv: "floor_divide", ast.Mod: "remainder",
+}
+_AUG_SYMBOLS = {
+    ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
+    ast.MatMult: "@=", ast.FloorDiv: "//=", ast.Mod: "%=",
+}
+PYTHON_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+@dataclass(eq=False)
+class Frame:
+    """One running scope: the module, a class body or a function call."""
+    function: FunctionValue | None
+    source: object                       # the ParsedChunk being run
+    globals: dict | None                 # the module's names (None: this is the module)
+    closure: dict | None = None          # names of the enclosing function
+    prefix: object = ()
+    depth: int = 0
+    returns: list = field(default_factory=list)
+    loop_controls: list = field(default_factory=list)
+    sites: dict = field(default_factory=dict)
+    module: object = None                # the ModuleContext
+    yields: list = field(default_factory=list)
+
+
+@dataclass
+class LoopControl:
+    breaks: list = field(default_factory=list)
+    continues: list = field(default_factory=list)
+
+
+@dataclass
+class ModuleContext:
+    """What every frame of one module shares."""
+    name: str = "__main__"               # `__name__` while it runs
+    path: str | None = None
+    # resolve(module, level, from_path) -> ModuleNamespace | None, for the project's imports
+    resolve: object = None
+
+
+class Walker:
+    def __init__(self, trace: Trace | None = None, seen: dict | None = None):
+        self.trace = trace if trace is not None else Trace()
+        # Facts of names as evaluated, for hovers: Name node -> value (joined over runs).
+        self.seen = seen if seen is not None else {}
+        self.steps = 0
+        self._active: list = []          # functions being run (recursion stops)
+        self._generations: dict = {}     # graph-node site -> how many were made there
+        # `torch.set_default_dtype` anywhere: factory dtypes are no longer known.
+        self.changes_default_dtype = False
+        # Sources (ParsedChunks) whose functions were followed: a cached result of
+        # this run stays valid only while they do not change.
+        self.followed_sources: set = set()
+        self.followed_functions: set = set()
+        self.followed_nodes: set = set()
+        self.torch_name: str | None = None
+
+    # -- identities ----------------------------------------------------------------------
+
+    def new_id(self, frame: Frame, node, part: int = 0):
+        """A deterministic identity for what `node` makes in this frame: the same on
+        every pass over a loop (one allocation site), different in every call."""
+        index = frame.sites.get(id(node)) if node is not None else None
+        if index is None:
+            index = len(frame.sites)
+            if node is not None:
+                frame.sites[id(node)] = index
+        return (frame.prefix, index, part)
+
+    def graph_node(self, frame: Frame, node, part: int = 0):
+        """A node of the backward graph: a new one each time the site runs (each
+        loop pass builds a new graph), so freeing one leaves the next intact."""
+        site = self.new_id(frame, node, 500 + part)
+        generation = self._generations.get(site, 0) + 1
+        self._generations[site] = generation
+        return (site, generation)
+
+    def float_dtype(self):
+        return None if self.changes_default_dtype else "float32"
+
+    def call_module(self, ref, call: Call):
+        """`model(x)`: what rules need to know of the module, then its forward."""
+        from analysis.semantics import nn
+        params, _ = nn.parameters_of(call.state, ref)
+        call.extra["module"] = ref
+        call.extra["training"] = truth(call.state.attr(ref, "training"))
+        call.extra["trainable"] = any(p.requires_grad is True for p in params)
+        return objects.call_module(self, ref, call)
+
+    # -- entry points ----------------------------------------------------------------------
+
+    def run_module(self, tree: ast.Module, state: State, frame: Frame, ctx: Context) -> None:
+        self.block(tree.body, state, frame, ctx)
+
+    def run_alone(self, function: FunctionValue, receiver, state: State, module_frame: Frame,
+                  ctx: Context) -> None:
+        """Run a function with unknown parameters (and `receiver` as `self`): what the
+        editor shows while it has no caller."""
+        node = function.node
+        args = [receiver] if receiver is not None else []
+        params = _parameters(node)
+        positional = params["positional"]
+        start = len(args)
+        args += [UNKNOWN] * (len(positional) - start)
+        call_ctx = replace(ctx, alone=True, no_grad=function.no_grad)
+        saved = state.no_grad
+        state.no_grad = function.no_grad
+        self.invoke(function, args, {name: UNKNOWN for name in params["kwonly"]}, state,
+                    module_frame, call_ctx, None, alone=True)
+        state.no_grad = saved
+
+    # -- statements --------------------------------------------------------------------------
+
+    def block(self, statements, state: State, frame: Frame, ctx: Context) -> None:
+        for stmt in statements:
+            if not state.reachable:
+                return
+            self.stmt(stmt, state, frame, ctx)
+
+    def stmt(self, node, state: State, frame: Frame, ctx: Context) -> None:
+        self.steps += 1
+        ctx = replace(ctx, stmt=node, source=frame.source, no_grad=state.no_grad)
+        handler = _STATEMENTS.get(type(node))
+        if handler is not None:
+            handler(self, node, state, frame, ctx)
+
+    def s_expr(self, node: ast.Expr, state, frame, ctx):
+        value = self.expr(node.value, state, frame, ctx, used=False)
+        if isinstance(node.value, (ast.Attribute, ast.Name)):
+            self.emit(BareExpressionEvent(node, ctx, value))
+
+    def s_assign(self, node: ast.Assign, state, frame, ctx):
+        discarded = all(isinstance(t, ast.Name) and t.id == "_" for t in node.targets)
+        value = self.expr(node.value, state, frame, ctx, used=not discarded)
+        accumulated = _self_addition(node)
+        if accumulated is not None:
+            # `total = total + loss`
+            before = self.lookup(accumulated, state, frame)
+            operand = self._last_operand
+            if isinstance(operand, TensorFacts):
+                self.emit(AccumulateEvent(node, ctx, node.targets[0], before, operand))
+        for target in node.targets:
+            self.assign(target, value, node.value, state, frame, ctx)
+
+    def s_annassign(self, node: ast.AnnAssign, state, frame, ctx):
+        if node.value is not None:
+            value = self.expr(node.value, state, frame, ctx)
+            self.assign(node.target, value, node.value, state, frame, ctx)
+
+    def s_augassign(self, node: ast.AugAssign, state, frame, ctx):
+        symbol = _AUG_SYMBOLS.get(type(node.op), "op=")
+        op = _BINARY_OPS.get(type(node.op))
+        target = self.expr(node.target, state, frame, ctx)
+        operand = self.expr(node.value, state, frame, ctx)
+        if isinstance(target, GradAttr):
+            # `p.grad += g`: an in-place change of `.grad` (a TypeError while it is None).
+            self.emit(InplaceEvent(node, ctx, target, node.target, symbol))
+            return
+        if isinstance(target, TensorFacts) and symbol != "@=" and op is not None:
+            tensors.inplace(self.call_for(node, state, frame, ctx), target, node.target, symbol,
+                            operand, node)
+            if symbol == "+=" and isinstance(operand, TensorFacts):
+                self.emit(AccumulateEvent(node, ctx, node.target, target, operand))
+            return
+        result = self.binary(op, target, operand, node, state, frame, ctx) if op else UNKNOWN
+        if symbol == "+=" and isinstance(operand, TensorFacts) \
+                and isinstance(target, (NumberValue, TensorFacts, Unknown)):
+            # `total += loss` with a number total: the name now holds a tensor.
+            self.emit(AccumulateEvent(node, ctx, node.target, target, operand))
+        self.assign(node.target, result, node, state, frame, ctx, augmented=True)
+
+    def s_return(self, node: ast.Return, state, frame, ctx):
+        value = self.expr(node.value, state, frame, ctx) if node.value is not None else NONE
+        frame.returns.append((value, state.copy()))
+        state.reachable = False
+
+    def s_raise(self, node: ast.Raise, state, frame, ctx):
+        if node.exc is not None:
+            self.expr(node.exc, state, frame, ctx)
+        state.reachable = False
+
+    def s_break(self, node, state, frame, ctx):
+        if frame.loop_controls:
+            frame.loop_controls[-1].breaks.append(state.copy())
+        state.reachable = False
+
+    def s_continue(self, node, state, frame, ctx):
+        if frame.loop_controls:
+            frame.loop_controls[-1].continues.append(state.copy())
+        state.reachable = False
+
+    def s_assert(self, node: ast.Assert, state, frame, ctx):
+        self.expr(node.test, state, frame, ctx)
+
+    def s_delete(self, node: ast.Delete, state, frame, ctx):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                state.names.pop(target.id, None)
+            elif isinstance(target, ast.Attribute) and target.attr == "grad":
+                owner = self.expr(target.value, state, frame, ctx)
+                if isinstance(owner, TensorFacts):
+                    state.update_tensor(replace(owner, grad="none"))
+                    self.emit(AttrAssignEvent(target, ctx, owner, "grad", NONE, target))
+            elif isinstance(target, ast.Subscript):
+                base = self.expr(target.value, state, frame, ctx)
+                if isinstance(base, ObjectRef) and base.kind in ("list", "dict"):
+                    containers.forget(state, base)
+
+    def s_global(self, node, state, frame, ctx):
+        for name in node.names:
+            state.names[name] = UNKNOWN
+
+    def s_import(self, node: ast.Import, state, frame, ctx):
+        for alias in node.names:
+            if alias.asname:
+                state.names[alias.asname] = self.imported_module(alias.name, 0, frame)
+            else:
+                head = alias.name.split(".")[0]
+                state.names[head] = self.imported_module(head, 0, frame)
+
+    def s_importfrom(self, node: ast.ImportFrom, state, frame, ctx):
+        base = node.module or ""
+        module = self.imported_module(base, node.level, frame) if base or node.level else UNKNOWN
+        for alias in node.names:
+            if alias.name == "*":
+                if isinstance(module, ModuleNamespace):
+                    for name, value in module.names:
+                        state.names[name] = value
+                continue
+            local = alias.asname or alias.name
+            state.names[local] = self.member(module, alias.name, state)
+
+    def imported_module(self, name: str, level: int, frame: Frame):
+        if level == 0:
+            head = name.split(".")[0]
+            if head == "torch":
+                return TorchName(canonical(name))
+        resolve = frame.module.resolve if frame.module is not None else None
+        if resolve is not None:
+            found = resolve(name, level, frame.module.path)
+            if found is not None:
+                return found
+        return ExternalName(name) if level == 0 else UNKNOWN
+
+    def s_if(self, node: ast.If, state, frame, ctx):
+        outs = []
+        current, pending = node, state
+        while True:
+            test_ctx = replace(ctx, stmt=current)
+            known = truth(self.expr(current.test, pending, frame, test_ctx))
+            inner = replace(ctx, blocks=ctx.blocks + (current,))
+            if known is not False:
+                then = pending if known is True else pending.copy()
+                self.block(current.body, then, frame, inner)
+                outs.append(then)
+                if known is True:
+                    break
+            if len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
+                # `elif`: walked in a loop, not by recursion (chains can be long).
+                ctx = inner
+                current = current.orelse[0]
+                continue
+            self.block(current.orelse, pending, frame, inner)
+            outs.append(pending)
+            break
+        state.become(join_states(outs))
+
+    def s_with(self, node, state, frame, ctx):
+        values = []
+        mode = state.no_grad
+        for item in node.items:
+            value = self.expr(item.context_expr, state, frame, ctx)
+            values.append(value)
+            found = grad_modes.grad_mode_of(value)
+            if found is not None:
+                mode = found if found != "unknown" else None
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, grad_modes.entered(value), node, state,
+                            frame, ctx)
+        self.emit(WithEvent(node, ctx, tuple(values)))
+        saved = state.no_grad
+        state.no_grad = mode
+        self.block(node.body, state, frame, ctx)
+        state.no_grad = saved
+
+    def s_try(self, node, state, frame, ctx):
+        inner = replace(ctx, blocks=ctx.blocks + (node,))
+        entry = state.copy()
+        self.block(node.body, state, frame, inner)
+        outs = []
+        if node.orelse:
+            self.block(node.orelse, state, frame, inner)
+        outs.append(state.copy())
+        for handler in node.handlers:
+            h_state = entry.copy()
+            h_state.reachable = True
+            if handler.name:
+                h_state.names[handler.name] = UNKNOWN
+            self.block(handler.body, h_state, frame, inner)
+            outs.append(h_state)
+        joined = join_states(outs)
+        state.become(joined)
+        if node.finalbody:
+            was = state.reachable
+            state.reachable = True
+            self.block(node.finalbody, state, frame, inner)
+            state.reachable = state.reachable and was
+
+    def s_match(self, node, state, frame, ctx):
+        self.expr(node.subject, state, frame, ctx)
+        outs = []
+        for case in node.cases:
+            branch = state.copy()
+            for name in _names_bound_by_pattern(case.pattern):
+                branch.names[name] = UNKNOWN
+            self.block(case.body, branch, frame, replace(ctx, blocks=ctx.blocks + (node,)))
+            outs.append(branch)
+        outs.append(state.copy())
+        state.become(join_states(outs))
+
+    def s_functiondef(self, node, state, frame, ctx):
+        state.names[node.name] = self.make_function(node, state, frame, ctx)
+
+    def s_classdef(self, node: ast.ClassDef, state, frame, ctx):
+        state.names[node.name] = objects.make_class(self, node, state, frame, ctx)
+
+    # -- loops ------------------------------------------------------------------------------
+
+    def s_for(self, node, state, frame, ctx):
+        iterable = self.expr(node.iter, state, frame, ctx)
+        iteration = py.iterate(self.call_for(node.iter, state, frame, ctx), iterable)
+        self.run_loop(node, state, frame, ctx, iteration, node.target, None)
+
+    def s_while(self, node: ast.While, state, frame, ctx):
+        self.run_loop(node, state, frame, ctx, None, None, node.test)
+
+    def run_loop(self, node, state: State, frame: Frame, ctx: Context, iteration, target, test):
+        unrolled = iteration is not None and iteration.elements is not None \
+            and 0 < len(iteration.elements) <= UNROLL_LIMIT
+        loop = Loop(node, frame.source, unrolled=unrolled)
+        self.emit(LoopEvent(loop, ctx))
+        entry = state.copy()
+        control = LoopControl()
+        frame.loop_controls.append(control)
+        exits = []
+        passes = len(iteration.elements) if unrolled else 2
+        current = state.copy()
+        for index in range(passes):
+            inner = replace(ctx, loops=ctx.loops + (loop,), passes=ctx.passes + (index,),
+                            blocks=ctx.blocks + (loop,))
+            if test is not None:
+                known = truth(self.expr(test, current, frame, replace(inner, stmt=node)))
+                if known is False:
+                    exits.append(current)
+                    break
+            if target is not None:
+                element = iteration.elements[index] if unrolled else iteration.element
+                element = _made_by_iteration(element, loop)
+                self.assign(target, element, node, current, frame, replace(inner, stmt=node))
+            self.block(node.body, current, frame, inner)
+            end = join_states([current] + control.continues)
+            control.continues = []
+            exits.append(end)
+            if not end.reachable:
+                break
+            current = end.copy()
+        frame.loop_controls.pop()
+        runs_once = iteration is not None and iteration.nonempty is True
+        if test is not None:
+            runs_once = truth(self.expr(test, entry.copy(), frame, ctx)) is True
+        completed = join_states(exits if runs_once or not exits else [entry] + exits)
+        if test is not None and isinstance(test, ast.Constant) and test.value is True:
+            completed = None            # `while True:` ends only by break
+        if node.orelse and completed is not None and completed.reachable:
+            self.block(node.orelse, completed, frame, ctx)
+        outs = control.breaks + ([completed] if completed is not None else [])
+        joined = join_states(outs) if outs else None
+        if joined is None:
+            joined = entry
+            joined.reachable = False
+        state.become(joined)
+
+    # -- definitions ---------------------------------------------------------------------------
+
+    def make_function(self, node, state, frame, ctx, qualname: str | None = None) -> FunctionValue:
+        args = node.args
+        defaults = tuple(self.expr(d, state, frame, ctx) for d in args.defaults)
+        kw_defaults = tuple((a.arg, self.expr(d, state, frame, ctx))
+                            for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        no_grad = None
+        is_static = is_class = is_property = False
+        for deco in getattr(node, "decorator_list", ()):
+            value = self.expr(deco, state, frame, ctx)
+            mode = grad_modes.grad_mode_of(value)
+            if mode is not None:
+                no_grad = None if mode == "unknown" else mode
+            elif isinstance(value, BuiltinName):
+                is_static |= value.name == "staticmethod"
+                is_class |= value.name == "classmethod"
+                is_property |= value.name == "property"
+        closure = state.names if frame.function is not None else None
+        name = getattr(node, "name", "<lambda>")
+        return FunctionValue(node, frame.source, qualname or name, defaults, kw_defaults, closure,
+                             no_grad, is_static, is_class, is_property)
+
+    # -- binding ------------------------------------------------------------------------------
+
+    def assign(self, target, value, value_node, state: State, frame: Frame, ctx: Context,
+               augmented: bool = False) -> None:
+        if isinstance(target, ast.Name):
+            self.bind_name(target, value, state)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
+            items = py.unpack(state, value, len(elements))
+            starred = [i for i, e in enumerate(elements) if isinstance(e, ast.Starred)]
+            if items is not None and not starred:
+                for element, item in zip(elements, items):
+                    self.assign(element, item, value_node, state, frame, ctx)
+            else:
+                whole = py.unpack_star(state, value, len(elements), starred)
+                for index, element in enumerate(elements):
+                    item = whole[index] if whole is not None else UNKNOWN
+                    self.assign(element.value if isinstance(element, ast.Starred) else element,
+                                item, value_node, state, frame, ctx)
+        elif isinstance(target, ast.Attribute):
+            receiver = self.expr(target.value, state, frame, ctx)
+            objects.set_attribute(self, target, receiver, target.attr, value, value_node, state,
+                                  frame, ctx)
+        elif isinstance(target, ast.Subscript):
+            base = self.expr(target.value, state, frame, ctx)
+            index = self.subscript_index(target, state, frame, ctx)
+            if isinstance(base, TensorFacts):
+                if not augmented:
+                    tensors.setitem(self.call_for(target, state, frame, ctx), base, target, value)
+            elif isinstance(base, ObjectRef) and base.kind in ("list", "dict"):
+                containers.setitem(state, base, index, value)
+                self.emit(containers.store_event(state, target, ctx, base, value))
+            elif isinstance(base, GradAttr):
+                self.emit(InplaceEvent(target, ctx, base, target.value, "setitem"))
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, UNKNOWN, value_node, state, frame, ctx)
+
+    def bind_name(self, target: ast.Name, value, state: State) -> None:
+        if isinstance(value, TensorFacts) and value.label is None and value.is_leaf \
+                and value.requires_grad:
+            # how the backward graph names this leaf (torch's AccumulateGrad)
+            value = replace(value, label=target.id)
+            if value.tid in state.tensors:
+                state.update_tensor(value)
+        state.names[target.id] = value
+        self.note_seen(target, value)
+
+    def note_seen(self, node, value) -> None:
+        old = self.seen.get(node)
+        self.seen[node] = value if old is None else join(old, value)
+
+    # -- expressions --------------------------------------------------------------------------
+
+    _last_operand = None
+
+    def expr(self, node, state: State, frame: Frame, ctx: Context, used: bool = True):
+        if node is None:
+            return UNKNOWN
+        self.steps += 1
+        kind = type(node)
+        if kind is ast.Name:
+            value = self.lookup(node.id, state, frame)
+            self.note_seen(node, value)
+            return value
+        if kind is ast.Call:
+            return self.call(node, state, frame, ctx, used)
+        if kind is ast.Attribute:
+            return self.attribute(node, state, frame, ctx)
+        if kind is ast.Constant:
+            return _constant(node.value)
+        if kind is ast.BinOp:
+            return self.binop_chain(node, state, frame, ctx)
+        if kind is ast.UnaryOp:
+            return self.unary(node, state, frame, ctx)
+        if kind is ast.Subscript:
+            return self.subscript(node, state, frame, ctx)
+        if kind is ast.Compare:
+            return self.compare(node, state, frame, ctx)
+        if kind is ast.BoolOp:
+            return self.boolop(node, state, frame, ctx)
+        if kind is ast.Tuple:
+            items = self.elements(node.elts, state, frame, ctx)
+            return TupleValue(tuple(items)) if items is not None else UNKNOWN
+        if kind is ast.List:
+            items = self.elements(node.elts, state, frame, ctx)
+            return containers.new_list(self.call_for(node, state, frame, ctx), items)
+        if kind is ast.Set:
+            self.elements(node.elts, state, frame, ctx)
+            return UNKNOWN
+        if kind is ast.Dict:
+            return self.dict_display(node, state, frame, ctx)
+        if kind is ast.IfExp:
+            known = truth(self.expr(node.test, state, frame, ctx))
+            if known is True:
+                return self.expr(node.body, state, frame, ctx)
+            if known is False:
+                return self.expr(node.orelse, state, frame, ctx)
+            other = state.copy()
+            a = self.expr(node.body, state, frame, replace(ctx, blocks=ctx.blocks + (node,)))
+            b = self.expr(node.orelse, other, frame, replace(ctx, blocks=ctx.blocks + (node,)))
+            state.become(state.joined(other))
+            return join(state.fresh(a), state.fresh(b))
+        if kind in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
+            return self.comprehension(node, state, frame, ctx)
+        if kind is ast.Lambda:
+            return self.make_function(node, state, frame, ctx)
+        if kind is ast.JoinedStr:
+            for part in node.values:
+                if isinstance(part, ast.FormattedValue):
+                    self.expr(part.value, state, frame, ctx)
+            return StrValue()
+        if kind is ast.NamedExpr:
+            value = self.expr(node.value, state, frame, ctx)
+            self.bind_name(node.target, value, state)
+            return value
+        if kind is ast.Starred:
+            return self.expr(node.value, state, frame, ctx)
+        if kind in (ast.Yield, ast.YieldFrom):
+            value = self.expr(node.value, state, frame, ctx) if node.value is not None else NONE
+            if kind is ast.Yield:
+                frame.yields.append(state.fresh(value))
+            else:
+                frame.yields.append(py.iterate(self.call_for(node, state, frame, ctx), value).element)
+            return UNKNOWN
+        if kind is ast.Await:
+            self.expr(node.value, state, frame, ctx)
+            return UNKNOWN
+        if kind is ast.Slice:
+            for part in (node.lower, node.upper, node.step):
+                if part is not None:
+                    self.expr(part, state, frame, ctx)
+            return UNKNOWN
+        return UNKNOWN
+
+    def elements(self, nodes, state, frame, ctx):
+        """Values of a display's elements; None when a `*x` hides how many there are."""
+        items = []
+        known = True
+        for element in nodes:
+            value = self.expr(element, state, frame, ctx)
+            if isinstance(element, ast.Starred):
+                spread = py.unpack(state, value, None)
+                if spread is None:
+                    known = False
+                else:
+                    items.extend(spread)
+                continue
+            items.append(value)
+        return items if known else None
+
+    def dict_display(self, node: ast.Dict, state, frame, ctx):
+        entries = {}
+        known = True
+        for key, value_node in zip(node.keys, node.values):
+            value = self.expr(value_node, state, frame, ctx)
+            if key is None:
+                known = False
+                continue
+            k = self.expr(key, state, frame, ctx)
+            if isinstance(k, StrValue) and k.value is not None:
+                entries[k.value] = value
+            elif isinstance(k, NumberValue) and k.value is not None:
+                entries[k.value] = value
+            else:
+                known = False
+                entries.setdefault(None, value)
+        return containers.new_dict(self.call_for(node, state, frame, ctx), entries, known)
+
+    def lookup(self, name: str, state: State, frame: Frame):
+        names = state.names
+        if name in names:
+            return state.fresh(names[name])
+        if frame.closure is not None:
+            scope = frame.closure
+            if name in scope:
+                return state.fresh(scope[name])
+        if frame.function is not None and frame.function.closure is not None:
+            if name in frame.function.closure:
+                return state.fresh(frame.function.closure[name])
+        if frame.globals is not None and name in frame.globals:
+            return state.fresh(frame.globals[name])
+        if name == "__name__":
+            return StrValue(frame.module.name if frame.module is not None else "__main__")
+        if name in PYTHON_BUILTINS:
+            return BuiltinName(name)
+        return UNKNOWN
+
+    def attribute(self, node: ast.Attribute, state, frame, ctx):
+        receiver = self.expr(node.value, state, frame, ctx)
+        return self.member(receiver, node.attr, state, node, frame, ctx)
+
+    def member(self, receiver, name: str, state: State, node=None, frame=None, ctx=None):
+        """`receiver.name` as a value."""
+        if isinstance(receiver, TorchName):
+            return TorchName(canonical(f"{receiver.qualname}.{name}"))
+        if isinstance(receiver, ExternalName):
+            return ExternalName(f"{receiver.qualname}.{name}")
+        if isinstance(receiver, ModuleNamespace):
+            for key, value in receiver.names:
+                if key == name:
+                    return value
+            return UNKNOWN
+        if isinstance(receiver, TensorFacts):
+            return tensors.attribute(self, receiver, name, state, node, frame, ctx)
+        if isinstance(receiver, GradAttr):
+            if name == "data":
+                return GradAttr(receiver.owner, via_data=True)
+            return MethodOf(receiver, name)
+        if isinstance(receiver, ObjectRef):
+            return objects.get_attribute(self, receiver, name, state, node, frame, ctx)
+        if isinstance(receiver, ClassValue):
+            found = receiver.lookup(name)
+            if found is not None:
+                return found
+            return UNKNOWN
+        if isinstance(receiver, objects.SuperValue):
+            return objects.super_attribute(receiver, name)
+        if isinstance(receiver, (StrValue, NumberValue, TupleValue, NoneValue)):
+            return MethodOf(receiver, name)
+        return UNKNOWN
+
+    def subscript_index(self, node: ast.Subscript, state, frame, ctx):
+        return self.expr(node.slice, state, frame, ctx)
+
+    def subscript(self, node: ast.Subscript, state, frame, ctx):
+        base = self.expr(node.value, state, frame, ctx)
+        index = self.subscript_index(node, state, frame, ctx)
+        if isinstance(base, TensorFacts):
+            via_data = isinstance(node.value, ast.Attribute) and node.value.attr == "data"
+            self.emit(IndexEvent(node, ctx, base, index, via_data))
+            return tensors.getitem(self.call_for(node, state, frame, ctx), base, node.slice, index)
+        if isinstance(base, GradAttr):
+            return UNKNOWN
+        return containers.getitem(self, state, base, index, node, frame, ctx)
+
+    def unary(self, node: ast.UnaryOp, state, frame, ctx):
+        operand = self.expr(node.operand, state, frame, ctx)
+        if isinstance(node.op, ast.Not):
+            known = truth(operand)
+            return NumberValue("bool", None if known is None else not known)
+        if isinstance(operand, TensorFacts):
+            if isinstance(node.op, ast.USub):
+                return tensors.derived(self.call_for(node, state, frame, ctx), "neg", [operand],
+                                       shape=operand.shape, dtype=operand.dtype)
+            return operand
+        if isinstance(operand, NumberValue):
+            if isinstance(node.op, ast.USub) and isinstance(operand.value, (int, float)):
+                return NumberValue(operand.kind, -operand.value)
+            return NumberValue(operand.kind)
+        return UNKNOWN
+
+    def binop_chain(self, node: ast.BinOp, state, frame, ctx):
+        # `a + b + c + ...` is a left-deep tree: walk it with a list, not recursion.
+        chain = []
+        current = node
+        while isinstance(current, ast.BinOp):
+            chain.append(current)
+            current = current.left
+        value = self.expr(current, state, frame, ctx)
+        for op_node in reversed(chain):
+            right = self.expr(op_node.right, state, frame, ctx)
+            self._last_operand = right
+            value = self.binary(_BINARY_OPS.get(type(op_node.op)), value, right, op_node, state,
+                                frame, ctx)
+        return value
+
+    def binary(self, op, left, right, node, state, frame, ctx):
+        if op is None:
+            return UNKNOWN
+        if isinstance(left, (TensorFacts, NumberValue)) or isinstance(right, (TensorFacts, NumberValue)):
+            return tensors.binary(self.call_for(node, state, frame, ctx), op, left, right)
+        if op == "add":
+            return containers.concatenate(self.call_for(node, state, frame, ctx), left, right)
+        if op == "mul" and isinstance(right, NumberValue):
+            return containers.repeat(self.call_for(node, state, frame, ctx), left)
+        if isinstance(left, StrValue) or isinstance(right, StrValue):
+            return StrValue()
+        return UNKNOWN
+
+    def compare(self, node: ast.Compare, state, frame, ctx):
+        values = [self.expr(node.left, state, frame, ctx)]
+        values += [self.expr(c, state, frame, ctx) for c in node.comparators]
+        tensors_seen = [v for v in values if isinstance(v, TensorFacts)]
+        if tensors_seen and all(isinstance(v, (TensorFacts, NumberValue)) for v in values):
+            return tensors.comparison(self.call_for(node, state, frame, ctx), values)
+        result = True
+        for op, left, right in zip(node.ops, values, values[1:]):
+            known = py.compare(op, left, right)
+            if known is False:
+                return NumberValue("bool", False)
+            if known is None:
+                result = None
+        return NumberValue("bool", result)
+
+    def boolop(self, node: ast.BoolOp, state, frame, ctx):
+        is_and = isinstance(node.op, ast.And)
+        values = []
+        branches = []
+        result_known = True
+        inner = replace(ctx, blocks=ctx.blocks + (node,))
+        for index, value_node in enumerate(node.values):
+            value = self.expr(value_node, state, frame, ctx if index == 0 else inner)
+            values.append(value)
+            known = truth(value)
+            if known is (not is_and):
+                # short-circuit: the rest never runs
+                return value if result_known else join(value, UNKNOWN)
+            if known is None:
+                result_known = False
+                branches.append(state.copy())
+        if branches:
+            state.become(join_states(branches + [state]))
+        if result_known:
+            return values[-1]
+        if all(isinstance(v, NumberValue) and v.kind == "bool" for v in values):
+            return NumberValue("bool")
+        return UNKNOWN
+
+    def comprehension(self, node, state, frame, ctx):
+        """A list/set/dict comprehension or generator: its generators are loops (unrolled
+        over small known collections); the result is a list of what it makes."""
+        saved_names = state.names
+        state.names = dict(saved_names)
+        results = []
+        complete = [True]
+        self._comprehend(node, node.generators, 0, state, frame, ctx, results, complete)
+        state.names = saved_names
+        call = self.call_for(node, state, frame, ctx)
+        if isinstance(node, ast.DictComp):
+            return containers.new_dict(call, {}, False,
+                                       value=_join_all([v for _, v in results]) if results else UNKNOWN)
+        items = [v for v in results]
+        if complete[0]:
+            return containers.new_list(call, items)
+        return containers.new_list(call, None, item=_join_all(items) if items else UNKNOWN)
+
+    def _comprehend(self, node, generators, index, state, frame, ctx, results, complete):
+        if index == len(generators):
+            if isinstance(node, ast.DictComp):
+                self.expr(node.key, state, frame, ctx)
+                results.append((None, state.fresh(self.expr(node.value, state, frame, ctx))))
+            else:
+                results.append(state.fresh(self.expr(node.elt, state, frame, ctx)))
+            return
+        gen = generators[index]
+        iterable = self.expr(gen.iter, state, frame, ctx)
+        iteration = py.iterate(self.call_for(gen.iter, state, frame, ctx), iterable)
+        unrolled = iteration.elements is not None and len(iteration.elements) <= UNROLL_LIMIT
+        loop = Loop(gen, frame.source, unrolled=unrolled)
+        self.emit(LoopEvent(loop, ctx))
+        elements = iteration.elements if unrolled else [iteration.element]
+        if not unrolled:
+            complete[0] = False
+        for pass_index, element in enumerate(elements):
+            inner = replace(ctx, loops=ctx.loops + (loop,), passes=ctx.passes + (pass_index,),
+                            blocks=ctx.blocks + (loop,))
+            self.assign(gen.target, element, gen, state, frame, inner)
+            keep = True
+            for cond in gen.ifs:
+                known = truth(self.expr(cond, state, frame, inner))
+                if known is False:
+                    keep = False
+                elif known is None:
+                    complete[0] = False
+            if keep:
+                self._comprehend(node, generators, index + 1, state, frame,
+                                 replace(inner, blocks=inner.blocks + tuple(gen.ifs)), results, complete)
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def call_for(self, node, state, frame, ctx, **extra) -> Call:
+        """The `Call` a transfer function receives for an operator or display at `node`."""
+        return Call(node, [], {}, state, ctx, self, frame, **extra)
+
+    def call(self, node: ast.Call, state: State, frame: Frame, ctx: Context, used: bool = True):
+        func = node.func
+        method = None
+        receiver = None
+        if isinstance(func, ast.Attribute):
+            receiver = self.expr(func.value, state, frame, ctx)
+            method = func.attr
+            callee = self.member(receiver, method, state, func, frame, ctx)
+        else:
+            callee = self.expr(func, state, frame, ctx)
+        args, kwargs, starred = [], {}, False
+        for arg in node.args:
+            value = self.expr(arg, state, frame, ctx)
+            if isinstance(arg, ast.Starred):
+                spread = py.unpack(state, value, None)
+                if spread is None:
+                    starred = True
+                else:
+                    args.extend(spread)
+                continue
+            args.append(value)
+        for kw in node.keywords:
+            value = self.expr(kw.value, state, frame, ctx)
+            if kw.arg is None:
+                spread = containers.as_kwargs(state, value)
+                if spread is None:
+                    starred = True
+                else:
+                    kwargs.update(spread)
+            else:
+                kwargs[kw.arg] = value
+        qualname = callee.qualname if isinstance(callee, TorchName) else None
+        call = Call(node, args, kwargs, state, ctx, self, frame,
+                    receiver=receiver if method is not None else None, qualname=qualname,
+                    method=method, starred=starred)
+        freed, clobbered = state.freed, state.clobbered
+        result, followed = self.apply(callee, call)
+        if not state.reachable:
+            result = UNKNOWN
+        result = state.fresh(result)
+        if isinstance(result, TensorFacts) and result.origin is None:
+            result = replace(result, origin=node)
+        user_callee = callee.function if isinstance(callee, BoundMethod) else callee
+        event = CallEvent(node, ctx, qualname if qualname else
+                          (callee.qualname if isinstance(callee, ExternalName) else None),
+                          method, state.fresh(receiver) if receiver is not None else None,
+                          tuple(state.fresh(a) for a in args),
+                          {k: state.fresh(v) for k, v in kwargs.items()}, result, used,
+                          freed, clobbered,
+                          user_callee if isinstance(user_callee, (FunctionValue, ClassValue)) else None,
+                          followed, call.extra)
+        self.emit(event)
+        grad_modes.after_call(call, event)
+        return result
+
+    def apply(self, callee, call: Call):
+        """(result, whether a body of the analysed code was walked)."""
+        if isinstance(callee, TorchName):
+            fn = semantics.find_function(callee.qualname)
+            if fn is not None:
+                return fn(call), False
+            return tensors.unknown_torch_call(call), False
+        if isinstance(callee, MethodOf):
+            call.receiver = callee.receiver
+            call.method = callee.name
+            fn = semantics.find_method(callee.receiver, callee.name)
+            if fn is not None:
+                return fn(call), False
+            py.havoc(call)
+            return UNKNOWN, False
+        if isinstance(callee, BoundMethod):
+            receiver = callee.receiver
+            return self.invoke_user(callee.function, [receiver, *call.args], call), True
+        if isinstance(callee, FunctionValue):
+            return self.invoke_user(callee, list(call.args), call), True
+        if isinstance(callee, ClassValue):
+            return objects.instantiate(self, callee, call), True
+        if isinstance(callee, ObjectRef):
+            return objects.call_object(self, callee, call)
+        if isinstance(callee, BuiltinName):
+            fn = semantics.BUILTINS.get(callee.name)
+            if fn is not None:
+                return fn(call), False
+            py.havoc(call)
+            return UNKNOWN, False
+        if isinstance(callee, ExternalName):
+            fn = semantics.find_function(callee.qualname)
+            if fn is not None:
+                return fn(call), False
+        if isinstance(callee, objects.SuperMethod):
+            return objects.call_super(self, callee, call)
+        py.havoc(call)
+        return UNKNOWN, False
+
+    def invoke_user(self, function: FunctionValue, args: list, call: Call):
+        value, _ = self.invoke(function, args, call.kwargs, call.state, call.frame, call.ctx,
+                               call.node, starred=call.starred)
+        return value
+
+    def invoke(self, function: FunctionValue, args: list, kwargs: dict, state: State,
+               caller: Frame, ctx: Context, node, starred: bool = False, alone: bool = False):
+        """Run `function`'s body with these arguments; (return value, followed)."""
+        depth = caller.depth + 1
+        if depth > MAX_DEPTH or function in self._active or self.steps > BUDGET \
+                or function.node is None:
+            py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
+            return UNKNOWN, False
+        source = function.source
+        self.followed_sources.add(source)
+        if not alone:
+            self.followed_functions.add(function)
+            self.followed_nodes.add(function.node)
+        globals_ = caller.globals if caller.globals is not None else state.names
+        if function.source is not caller.source and getattr(source, "module_names", None) is not None:
+            globals_ = source.module_names
+        frame = Frame(function, source, globals_, None,
+                      prefix=(caller.prefix, self.new_id(caller, node)) if node is not None
+                      else ("alone", function.qualname, id(function.node)),
+                      depth=depth, module=caller.module)
+        site = CallSite(node, caller.source, function) if node is not None else None
+        no_grad = function.no_grad if function.no_grad is not None else state.no_grad
+        if alone and function.no_grad is None:
+            no_grad = None
+        inner = replace(ctx, function=function, no_grad=no_grad,
+                        calls=ctx.calls + ((site,) if site else ()),
+                        blocks=ctx.blocks + ((site,) if site else ()))
+        saved_names, saved_mode = state.names, state.no_grad
+        state.names = self.bind_arguments(function, args, kwargs, starred)
+        state.no_grad = no_grad
+        self._active.append(function)
+        try:
+            if isinstance(function.node, ast.Lambda):
+                value = self.expr(function.node.body, state, frame, replace(inner, stmt=function.node,
+                                                                            source=source))
+                frame.returns.append((value, state.copy()))
+                state.reachable = False
+            else:
+                self.block(function.node.body, state, frame, replace(inner, source=source))
+        finally:
+            self._active.pop()
+        outcomes = list(frame.returns)
+        if state.reachable:
+            outcomes.append((NONE, state.copy()))
+        if outcomes:
+            joined = join_states([s for _, s in outcomes])
+            value = _join_all([joined.fresh(v) for v, _ in outcomes])
+        else:
+            # It always raises: nothing after the call runs.
+            joined = state.copy()
+            joined.reachable = False
+            value = UNKNOWN
+        state.become(joined)
+        state.names = saved_names
+        state.no_grad = saved_mode
+        if frame.yields or _is_generator(function.node):
+            value = containers.generator_of(self.call_for(node, state, caller, ctx), function,
+                                            _join_all(frame.yields) if frame.yields else None)
+        return value, True
+
+    def bind_arguments(self, function: FunctionValue, args: list, kwargs: dict, starred: bool) -> dict:
+        node = function.node
+        params = _parameters(node)
+        positional = params["positional"]
+        names = {}
+        defaults = dict(zip(positional[len(positional) - len(function.defaults):], function.defaults))
+        defaults.update(dict(function.kw_defaults))
+        extra = list(args[len(positional):])
+        for index, name in enumerate(positional):
+            if index < len(args):
+                names[name] = args[index]
+            elif name in kwargs:
+                names[name] = kwargs[name]
+            elif starred:
+                names[name] = UNKNOWN
+            else:
+                names[name] = defaults.get(name, UNKNOWN)
+        for name in params["kwonly"]:
+            names[name] = kwargs.get(name, UNKNOWN if starred else defaults.get(name, UNKNOWN))
+        if params["vararg"]:
+            names[params["vararg"]] = TupleValue(tuple(extra)) if not starred else UNKNOWN
+        if params["kwarg"]:
+            rest = {k: v for k, v in kwargs.items() if k not in names}
+            names[params["kwarg"]] = containers.plain_dict(rest) if not starred else UNKNOWN
+        for name, value in names.items():
+            self.seen_param(node, name, value)
+        return names
+
+    def seen_param(self, node, name, value) -> None:
+        args = node.args
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if arg.arg == name:
+                self.note_seen(arg, value)
+                return
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def emit(self, event) -> None:
+        self.trace.events.append(event)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+_STATEMENTS = {
+    ast.Expr: Walker.s_expr,
+    ast.Assign: Walker.s_assign,
+    ast.AnnAssign: Walker.s_annassign,
+    ast.AugAssign: Walker.s_augassign,
+    ast.Return: Walker.s_return,
+    ast.Raise: Walker.s_raise,
+    ast.Break: Walker.s_break,
+    ast.Continue: Walker.s_continue,
+    ast.Assert: Walker.s_assert,
+    ast.Delete: Walker.s_delete,
+    ast.Global: Walker.s_global,
+    ast.Nonlocal: Walker.s_global,
+    ast.Import: Walker.s_import,
+    ast.ImportFrom: Walker.s_importfrom,
+    ast.If: Walker.s_if,
+    ast.With: Walker.s_with,
+    ast.AsyncWith: Walker.s_with,
+    ast.Try: Walker.s_try,
+    ast.For: Walker.s_for,
+    ast.AsyncFor: Walker.s_for,
+    ast.While: Walker.s_while,
+    ast.FunctionDef: Walker.s_functiondef,
+    ast.AsyncFunctionDef: Walker.s_functiondef,
+    ast.ClassDef: Walker.s_classdef,
+}
+if hasattr(ast, "TryStar"):
+    _STATEMENTS[ast.TryStar] = Walker.s_try
+if hasattr(ast, "Match"):
+    _STATEMENTS[ast.Match] = Walker.s_match
+
+
+def _made_by_iteration(value, loop):
+    """An element a loop takes out of a tensor is made in that loop."""
+    if isinstance(value, TensorFacts) and value.element_of is not None:
+        return replace(value, made_in_loop=loop)
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_made_by_iteration(v, loop) for v in value.items))
+    return value
+
+
+def _parameters(node) -> dict:
+    args = node.args
+    return {
+        "positional": [a.arg for a in (*args.posonlyargs, *args.args)],
+        "kwonly": [a.arg for a in args.kwonlyargs],
+        "vararg": args.vararg.arg if args.vararg else None,
+        "kwarg": args.kwarg.arg if args.kwarg else None,
+    }
+
+
+def _constant(value):
+    if value is None:
+        return NONE
+    if isinstance(value, bool):
+        return NumberValue("bool", value)
+    if isinstance(value, int):
+        return NumberValue("int", value)
+    if isinstance(value, float):
+        return NumberValue("float", value)
+    if isinstance(value, complex):
+        return NumberValue("complex", value)
+    if isinstance(value, str):
+        return StrValue(value)
+    return UNKNOWN
+
+
+def _join_all(values: list):
+    if not values:
+        return UNKNOWN
+    out = values[0]
+    for v in values[1:]:
+        out = join(out, v)
+    return out
+
+
+def _self_addition(assign: ast.Assign):
+    """The name in `x = x + y`, else None."""
+    value = assign.value
+    if len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) \
+            and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
+            and isinstance(value.left, ast.Name) and value.left.id == assign.targets[0].id:
+        return value.left.id
+    return None
+
+
+def _is_generator(node) -> bool:
+    if isinstance(node, ast.Lambda):
+        return False
+    stack = list(node.body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(current))
+    return False
+
+
+def _names_bound_by_pattern(pattern) -> list:
+    names = []
+    for node in ast.walk(pattern):
+        for attr in ("name", "rest"):
+            value = getattr(node, attr, None)
+            if isinstance(value, str):
+                names.append(value)
+    return names
