@@ -96,7 +96,8 @@ class TensorFacts:
     no_grad_reason: str | None = None
     # State of `.grad` for a leaf: "none" (still None), "set" (by a backward),
     # "graph" (by a backward with create_graph=True), "zero" (zeroed in place, not
-    # None), or None (unknown).
+    # None), "summed" (backwards of more than one loop iteration added up), or None
+    # (unknown).
     grad: str | None = None
     # The iteration (loops and passes) of the backward that last filled `.grad`: a
     # backward in a later iteration adds to it.
@@ -104,8 +105,10 @@ class TensorFacts:
     device: str | None = None
     # The loop (an analysis.trace.Loop) inside which this value was made, if any.
     made_in_loop: object = None
-    # For an element taken from another tensor (`t[i]`, iteration): the parent's tid.
+    # For an element taken from another tensor (`t[i]`, iteration): the parent's tid,
+    # and the loop the parent was made in.
     element_of: object = None
+    base_made_in: object = None
     # Graph nodes that saved this very tensor for their backward: changing it in
     # place breaks a later backward through them.
     saved_by: frozenset = frozenset()
@@ -356,6 +359,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         device=_same(a.device, b.device),
         made_in_loop=_same(a.made_in_loop, b.made_in_loop),
         element_of=_same(a.element_of, b.element_of),
+        base_made_in=_same(a.base_made_in, b.base_made_in),
         saved_by=a.saved_by | b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,

@@ -201,9 +201,21 @@ def _join_heaps(a: dict, b: dict) -> dict:
         else:
             merged = {}
             for name in x.keys() | y.keys():
-                merged[name] = join(x.get(name, UNKNOWN), y.get(name, UNKNOWN))
+                merged[name] = _join_attribute(x.get(name, UNKNOWN), y.get(name, UNKNOWN))
             out[oid] = merged
     return out
+
+
+def _join_attribute(a, b):
+    """An attribute known on two paths: values join; the bookkeeping of lists, dicts
+    and modules (tuples of items, dicts of entries, sets of parameter ids) is kept
+    only when both paths agree, and is unknown (None) otherwise."""
+    if a is b or a == b:
+        return a
+    if isinstance(a, (tuple, dict, frozenset, set, bool)) or isinstance(b, (tuple, dict, frozenset, set, bool)) \
+            or a is None or b is None:
+        return None
+    return join(a, b)
 
 
 def with_facts(t: TensorFacts, **changes) -> TensorFacts:

@@ -282,6 +282,8 @@ class Trace:
 def is_backward(event: CallEvent) -> bool:
     """`x.backward(...)` with torch's signature (on a tensor or on something unknown),
     or `torch.autograd.backward(...)`: one definition for every rule."""
+    if not isinstance(event, CallEvent):
+        return False
     if event.qualname == "torch.autograd.backward":
         return True
     if event.method != "backward" or event.qualname is not None:

@@ -853,7 +853,7 @@ class Walker:
                     kwargs.update(spread)
             else:
                 kwargs[kw.arg] = value
-        qualname = callee.qualname if isinstance(callee, TorchName) else None
+        qualname = callee.qualname if isinstance(callee, (TorchName, ExternalName)) else None
         call = Call(node, args, kwargs, state, ctx, self, frame,
                     receiver=receiver if method is not None else None, qualname=qualname,
                     method=method, starred=starred)
@@ -865,9 +865,7 @@ class Walker:
         if isinstance(result, TensorFacts) and result.origin is None:
             result = replace(result, origin=node)
         user_callee = callee.function if isinstance(callee, BoundMethod) else callee
-        event = CallEvent(node, ctx, qualname if qualname else
-                          (callee.qualname if isinstance(callee, ExternalName) else None),
-                          method, state.fresh(receiver) if receiver is not None else None,
+        event = CallEvent(node, ctx, qualname, method, state.fresh(receiver) if receiver is not None else None,
                           tuple(state.fresh(a) for a in args),
                           {k: state.fresh(v) for k, v in kwargs.items()}, result, used,
                           freed, clobbered,
@@ -918,11 +916,12 @@ class Walker:
 
     def invoke_user(self, function: FunctionValue, args: list, call: Call):
         value, _ = self.invoke(function, args, call.kwargs, call.state, call.frame, call.ctx,
-                               call.node, starred=call.starred)
+                               call.node, starred=call.starred, salt=call.salt)
         return value
 
     def invoke(self, function: FunctionValue, args: list, kwargs: dict, state: State,
-               caller: Frame, ctx: Context, node, starred: bool = False, alone: bool = False):
+               caller: Frame, ctx: Context, node, starred: bool = False, alone: bool = False,
+               salt: tuple = ()):
         """Run `function`'s body with these arguments; (return value, followed)."""
         depth = caller.depth + 1
         if depth > MAX_DEPTH or function in self._active or self.steps > BUDGET \
@@ -938,8 +937,8 @@ class Walker:
         if function.source is not caller.source and getattr(source, "module_names", None) is not None:
             globals_ = source.module_names
         frame = Frame(function, source, globals_, None,
-                      prefix=(caller.prefix, self.new_id(caller, node)) if node is not None
-                      else ("alone", function.qualname, id(function.node)),
+                      prefix=(caller.prefix, self.new_id(caller, node, ("call",) + salt)) if node is not None
+                      else ("alone", function.qualname, source.key),
                       depth=depth, module=caller.module)
         site = CallSite(node, caller.source, function) if node is not None else None
         no_grad = function.no_grad if function.no_grad is not None else state.no_grad

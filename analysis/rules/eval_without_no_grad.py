@@ -109,6 +109,8 @@ class EvalWithoutNoGrad(Rule):
             if not (event.extra.get("training") is False and event.extra.get("trainable")
                     and event.ctx.no_grad is False and not any(event.ctx.passes)):
                 continue
+            if _inside_forward(event):
+                continue      # a layer called by a model's own forward: the model's call is reported
             if self._backward_nearby(calls, event) or _returned(event):
                 continue
             name = source_of(event.node.func, event)
@@ -124,10 +126,15 @@ class EvalWithoutNoGrad(Rule):
         """A backward in the same iteration of the loop the forward runs in (in any
         function it calls); outside a loop, anywhere in the same run of the function."""
         loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
+        differentiates = [e for e in calls if is_backward(e) or e.qualname == "torch.autograd.grad"]
         if loop is not None:
-            return any(is_backward(e) and loop in e.ctx.loops for e in calls)
-        return any(is_backward(e) and e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls
-                   for e in calls)
+            return any(loop in e.ctx.loops for e in differentiates)
+        return any(e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls for e in differentiates)
+
+
+def _inside_forward(event) -> bool:
+    function = event.ctx.function
+    return function is not None and function.qualname.endswith(".forward")
 
 
 def _returned(event) -> bool:

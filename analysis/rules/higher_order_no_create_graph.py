@@ -90,7 +90,7 @@ class HigherOrderNoCreateGraph(Rule):
                     and target.no_grad_reason == "grad_result":
                 yield self._report(calls[:index], event, locale)
             elif event.method == "backward" and isinstance(event.receiver, GradAttr) \
-                    and event.receiver.owner.grad == "set" and not event.node.args:
+                    and event.receiver.owner.grad in ("set", "summed") and not event.node.args:
                 yield Report(event.node, self.text(
                     "message", locale, name=source_of(event.node.func.value, event)), (), event)
 

@@ -246,49 +246,68 @@ class MissingZeroGrad(Rule):
 
     def check(self, trace, locale):
         reported = set()
-        for event in trace.calls():
-            if not is_backward(event) or not event.extra.get("stale"):
+        for event in trace.events:
+            if isinstance(event, CallEvent) and event.extra.get("stale"):
+                since = next(iter(event.extra["stale"].values()))
+            elif isinstance(event, AttrReadEvent) and event.attr == "grad" \
+                    and event.receiver.grad == "summed" and event.receiver.grad_since is not None:
+                since = event.receiver.grad_since
+            else:
                 continue
-            loop = _training_loop(event.ctx)
-            if loop is None or event.ctx.loop_pass_of(loop) < 1 or loop in reported:
+            loop = _loop_of_earlier_pass(since, event.ctx)
+            if loop is None or loop in reported:
                 continue
-            stale = event.extra["stale"]
-            same_pass = [e for e in trace.inside(loop, first_pass=False)
-                         if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
-            steps = [e for e in same_pass if isinstance(e, CallEvent) and e.extra.get("params") is not None
-                     and e.extra["params"] & stale]
-            reads = [e for e in same_pass if isinstance(e, AttrReadEvent) and e.attr == "grad"
-                     and e.receiver.tid in stale and e.receiver.made_in_loop is not loop]
-            if not steps and not reads:
-                continue      # summed on purpose: nothing in the loop uses the running sum
             reported.add(loop)
-            yield self._report(trace, loop, event, steps, reads, same_pass, locale)
+            events = [e for e in trace.inside(loop, first_pass=False)
+                      if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
+            yield self._report(trace, loop, event, events, locale)
 
-    def _report(self, trace, loop, backward, steps, reads, events, locale) -> Report:
-        site = backward.ctx.site_in(loop)
+    def _report(self, trace, loop, consumer, events, locale) -> Report:
+        site = consumer.ctx.site_in(loop)
         first = loop.body[0] if loop.body else None
-        at = _event_at(trace, site) or backward
-        if steps:
-            step = steps[0]
-            name = _name_in_loop(events, loop, step)
+        at = _event_at(trace, site) or consumer
+        if isinstance(consumer, CallEvent):
+            name = _name_in_loop(events, loop, consumer)
             fixes = ()
             if name is not None and first is not None:
                 fixes = (FixSpec(self.text("fix_optimizer", locale, optimizer=name),
                                  (Edit("line_before", first, f"{name}.zero_grad()", at),)),)
-            shown = name or source_of(step.node.func.value, step)
-            cleared = [e for e in events if isinstance(e, CallEvent) and e.method == "zero_grad"]
+            shown = name or source_of(consumer.node.func.value, consumer)
+            cleared = [e for e in events if isinstance(e, CallEvent) and e.method == "zero_grad"
+                       and e.ctx.loop_pass_of(loop) == consumer.ctx.loop_pass_of(loop)]
             if cleared:
                 message = self.text("wrong", locale, optimizer=shown,
                                     cleared=source_of(cleared[0].node.func.value, cleared[0]))
             else:
                 message = self.text("optimizer", locale, optimizer=shown)
-            return Report(site, message, fixes, at)
-        leaf = source_of(reads[0].node.value, reads[0])
+            return Report(_backward_site(events, loop) or site, message, fixes, at)
+        leaf = source_of(consumer.node.value, consumer)
         fixes = ()
-        if first is not None and reads[0].ctx.calls == loop_calls(loop, backward):
+        if first is not None and consumer.ctx.calls == loop_calls(loop, consumer):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
-        return Report(site, self.text("manual", locale, leaf=leaf), fixes, at)
+        return Report(_backward_site(events, loop) or site, self.text("manual", locale, leaf=leaf), fixes, at)
+
+
+def _loop_of_earlier_pass(since, ctx):
+    """The loop in whose earlier iteration the gradients started summing, when the
+    event is in a later iteration of that same loop."""
+    loops, passes = since
+    for index, loop in enumerate(ctx.loops):
+        if index >= len(loops) or loops[index] is not loop:
+            return None
+        if passes[index] != ctx.passes[index]:
+            return None if loop.is_comprehension else loop
+    return None
+
+
+def _backward_site(events, loop):
+    """Where to report: the backward in the loop's own code, or the call in the loop
+    that leads to it."""
+    for event in events:
+        if isinstance(event, CallEvent) and is_backward(event):
+            return event.ctx.site_in(loop)
+    return None
 
 
 def _training_loop(ctx):

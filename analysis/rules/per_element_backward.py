@@ -85,6 +85,9 @@ class PerElementBackward(Rule):
             if loop is None or not is_tensor_backward(event):
                 continue
             target: TensorFacts = event.receiver
+            # An element of one tensor made before the loop: one backward each where a
+            # single one over the whole tensor does.
             if target.element_of is not None and target.made_in_loop is loop \
-                    and target.requires_grad is not False:
+                    and target.base_made_in is not loop and target.base_made_in not in event.ctx.loops[
+                        event.ctx.loops.index(loop):] and target.requires_grad is not False:
                 yield Report(event.node, self.text("message", locale), (), event)

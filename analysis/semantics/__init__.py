@@ -72,6 +72,9 @@ class Call:
     # Whether a `*args` or `**kwargs` hides arguments.
     starred: bool = False
     extra: dict = field(default_factory=dict)
+    # Distinguishes the identities of what calls made for one node make (the layers
+    # of an nn.Sequential run by one `model(x)`).
+    salt: tuple = ()
 
     # -- arguments ---------------------------------------------------------------------
 
@@ -113,8 +116,13 @@ class Call:
 
     # -- what transfer functions build with -----------------------------------------------
 
-    def new_id(self, part: int = 0):
-        return self.walker.new_id(self.frame, self.node, part)
+    def new_id(self, part: int | None = None):
+        """An identity for something this call makes; several things made by one
+        call get distinct parts (numbered in the order they are made when not given)."""
+        if part is None:
+            self._parts = getattr(self, "_parts", 999) + 1
+            part = self._parts
+        return self.walker.new_id(self.frame, self.node, (self.salt, part) if self.salt else part)
 
 
 def truth(value) -> Tri:

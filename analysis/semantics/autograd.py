@@ -90,21 +90,16 @@ def backward(call: Call, output: TensorFacts) -> None:
 
 
 def note_stale_grads(call: Call, output: TensorFacts) -> None:
-    """Tell rules which leaves this backward reaches whose `.grad` still holds an
-    earlier backward's gradient: it adds to them."""
+    """Tell rules which leaves this backward reaches, and by which names."""
     state = call.state
     call.extra["leaves"] = output.leaves
     call.extra["leaf_names"] = tuple(sorted(
         name for name, value in state.names.items()
         if isinstance(value, TensorFacts) and value.tid in output.leaves))
-    here = _iteration(call)
-    call.extra["stale"] = frozenset(
-        tid for tid in output.leaves
-        if state.tensor(tid) is not None and state.tensor(tid).grad in ("set", "graph")
-        and state.tensor(tid).grad_since != here)
 
 
-def _iteration(call: Call):
+def iteration(call: Call):
+    """Which iteration of which loops a call runs in."""
     return (call.ctx.loops, call.ctx.passes)
 
 
@@ -113,11 +108,17 @@ def grads_reached(call: Call, output: TensorFacts, grad: str) -> None:
     ("graph" when create_graph=True made it differentiable). When the history is
     not fully known, any leaf may have been reached."""
     state = call.state
-    here = _iteration(call)
+    here = iteration(call)
     for tid in output.leaves:
         leaf = state.tensor(tid)
         if leaf is not None:
-            state.update_tensor(replace(leaf, grad=grad, grad_since=here))
+            # `.grad` sums every backward since it was last cleared: remember when the
+            # first of them ran, and whether backwards of several iterations add up.
+            if leaf.grad in ("set", "graph", "summed"):
+                new = "summed" if leaf.grad == "summed" or leaf.grad_since != here else grad
+                state.update_tensor(replace(leaf, grad=new))
+            else:
+                state.update_tensor(replace(leaf, grad=grad, grad_since=here))
     if output.opaque:
         _any_leaf_may_have_grad(call)
 
@@ -263,7 +264,7 @@ def _grad_read(call: Call):
     owner = call.state.fresh(call.receiver.owner)
     if owner.grad == "none":
         return UNKNOWN
-    plain = owner.grad in ("set", "zero")
+    plain = owner.grad in ("set", "zero", "summed")
     as_tensor = TensorFacts(tid=("grad", owner.tid),
                             requires_grad=True if owner.grad == "graph" else False if plain else None,
                             is_leaf=True if plain else None, dtype=owner.dtype, shape=owner.shape,

@@ -115,7 +115,7 @@ def _is_none(value) -> Tri:
         return True
     if isinstance(value, GradAttr):
         state = value.owner.grad
-        return True if state == "none" else False if state in ("set", "graph", "zero") else None
+        return True if state == "none" else False if state in ("set", "graph", "zero", "summed") else None
     if isinstance(value, (TensorFacts, NumberValue, StrValue, TupleValue, FunctionValue,
                           BoundMethod, ClassValue, TorchName, BuiltinName, MethodOf)):
         return False

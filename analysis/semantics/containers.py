@@ -65,7 +65,7 @@ def generator_of(call: Call, function, yielded=None) -> ObjectRef:
 def known_items(state, ref: ObjectRef):
     attrs = state.attrs(ref)
     items = attrs.get("items")
-    return list(items) if items is not None else None
+    return list(items) if isinstance(items, tuple) else None
 
 
 def item_of(state, ref: ObjectRef):
@@ -77,7 +77,7 @@ def item_of(state, ref: ObjectRef):
 
 def entries_of(state, ref: ObjectRef):
     entries = state.attrs(ref).get("entries")
-    return dict(entries) if entries is not None else None
+    return dict(entries) if isinstance(entries, dict) else None
 
 
 def iterate(call: Call, ref: ObjectRef):

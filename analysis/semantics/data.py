@@ -122,14 +122,14 @@ def collate(call: Call, item, batch, depth: int):
     if isinstance(item, TensorFacts):
         plain = item.requires_grad is not True
         return state.created(TensorFacts(
-            tid=call.new_id(40 + depth), requires_grad=False if plain else None,
+            tid=call.new_id(), requires_grad=False if plain else None,
             is_leaf=True if plain else None, dtype=item.dtype,
             shape=(batch,) + item.shape if item.shape is not None else None,
             no_grad_reason="never" if plain else None, opaque=not plain, device="cpu"))
     if isinstance(item, NumberValue):
         dtype = {"int": "int64", "float": "float64", "bool": "bool"}.get(item.kind)
         return tensors.new_tensor(call, False, True, dtype=dtype, shape=(batch,), reason="never",
-                                  device="cpu", ignore_no_grad=True, part=50 + depth)
+                                  device="cpu", ignore_no_grad=True, part=None)
     if isinstance(item, TupleValue):
         return TupleValue(tuple(collate(call, v, batch, depth + 1) for v in item.items))
     if isinstance(item, ObjectRef) and item.kind == "dict":

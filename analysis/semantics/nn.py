@@ -283,7 +283,7 @@ def call_layer(call: Call, ref: ObjectRef):
         for index, layer in enumerate(items):
             layer = state.fresh(layer)
             inner = Call(call.node, [value], {}, state, call.ctx, call.walker, call.frame,
-                         extra={"part": index})
+                         salt=call.salt + (index,))
             value, _ = call.walker.call_module(layer, inner)
             value = state.fresh(value)
         return value
@@ -313,17 +313,29 @@ def call_layer(call: Call, ref: ObjectRef):
     shape = output_shape(name, attrs, first.shape if isinstance(first, TensorFacts) else None)
     dtype = first.dtype if isinstance(first, TensorFacts) and dtype_kind(first.dtype) == "float" else (
         params[0].dtype if params else None)
-    operands = [v for v in inputs if isinstance(v, (TensorFacts, Unknown))] + params
-    if name in api.NN_LAYERS_SAVING_INPUT and isinstance(first, TensorFacts) \
-            and state.no_grad is not True and any(p.requires_grad for p in params):
-        saves = True
-    else:
-        saves = True if params else None
-    out = t_ops.derived(call, name.lower(), operands, shape=shape if not isinstance(shape, tuple)
-                        or not shape or not isinstance(shape[0], tuple) else None,
-                        dtype=dtype, saves=saves)
+    operands = [v for v in _flat(inputs) if isinstance(v, (TensorFacts, Unknown))] + params
+    # The weights are kept for the input's gradient, the input for the weights'.
+    saved = []
+    if isinstance(first, TensorFacts):
+        if first.requires_grad is True:
+            saved += params
+        if name in api.NN_LAYERS_SAVING_INPUT and any(p.requires_grad for p in params):
+            saved.append(first)
+    out = t_ops.derived(call, name.lower(), operands, shape=shape, dtype=dtype,
+                        saves=True if params else None, saved=saved)
     if name in api.NN_RETURNS_TUPLE:
         return _rnn_outputs(call, name, attrs, first, out)
+    return out
+
+
+def _flat(values):
+    """Tensors given in tuples too (an RNN's `(h, c)` state)."""
+    out = []
+    for v in values:
+        if isinstance(v, TupleValue):
+            out.extend(_flat(v.items))
+        else:
+            out.append(v)
     return out
 
 
@@ -552,8 +564,9 @@ def _apply(call: Call):
     fn = call.arg(0, "fn")
     mods = submodules(call.state, call.receiver)
     if len(mods) <= 32:
-        for module in reversed(mods):
-            inner = Call(call.node, [module], {}, call.state, call.ctx, call.walker, call.frame)
+        for index, module in enumerate(reversed(mods)):
+            inner = Call(call.node, [module], {}, call.state, call.ctx, call.walker, call.frame,
+                         salt=call.salt + (index,))
             call.walker.apply(fn, inner)
     return call.receiver
 

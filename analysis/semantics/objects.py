@@ -123,7 +123,7 @@ def _torch_init(call: Call, base: str, ref: ObjectRef, args, kwargs) -> None:
     name = base.rsplit(".", 1)[-1]
     if name in ("Sequential", "ModuleList"):
         inner = Call(call.node, list(args), dict(kwargs), state, call.ctx, call.walker, call.frame,
-                     qualname=base, starred=call.starred)
+                     qualname=base, starred=call.starred, salt=call.salt + ("base",))
         made = nn_ops.make_container(inner, name)
         state.set_attrs(ref, {k: v for k, v in state.attrs(made).items() if k != "training"})
     elif base.startswith("torch.optim."):

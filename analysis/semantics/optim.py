@@ -75,10 +75,8 @@ def init_optimizer(call: Call, ref: ObjectRef, params_value) -> None:
     state = call.state
     tensors, complete, modules = collect_params(call, params_value)
     call.extra["params"] = tensors
-    group = containers.new_dict(Call(call.node, [], {}, state, call.ctx, call.walker, call.frame,
-                                     extra={}), {"params": containers.new_list(
-                                         _sub(call, 1), tensors if complete else None,
-                                         item=None if complete else UNKNOWN)}, True)
+    group = containers.new_dict(_sub(call, 0), {"params": containers.new_list(
+        _sub(call, 1), tensors if complete else None, item=None if complete else UNKNOWN)}, True)
     groups = containers.new_list(_sub(call, 2), [group])
     state.set_attrs(ref, {"params": frozenset(t.tid for t in tensors), "complete": complete,
                           "modules": frozenset(modules), "param_groups": groups,
@@ -88,10 +86,8 @@ def init_optimizer(call: Call, ref: ObjectRef, params_value) -> None:
 def _sub(call: Call, part: int) -> Call:
     """A Call whose allocations get their own identities (several objects made by
     one call)."""
-    class _Part(Call):
-        def new_id(self, p: int = 0):
-            return call.walker.new_id(call.frame, call.node, 100 + part * 10 + p)
-    return _Part(call.node, [], {}, call.state, call.ctx, call.walker, call.frame)
+    return Call(call.node, [], {}, call.state, call.ctx, call.walker, call.frame,
+                salt=call.salt + ("optimizer", part))
 
 
 def make_optimizer(call: Call):
@@ -149,10 +145,16 @@ def step(call: Call, optimizer: ObjectRef | None = None):
         inner = Call(call.node, [], {}, call.state, call.ctx, call.walker, call.frame)
         result, _ = call.walker.apply(closure, inner)
         call.state.no_grad = saved
+    from analysis.semantics.autograd import iteration
     params, complete = owned(call.state, optimizer)
     call.extra["params"] = frozenset(p.tid for p in params)
     call.extra["complete"] = complete
     call.extra["optimizer"] = optimizer
+    here = iteration(call)
+    # Gradients summed since an earlier iteration, not cleared since: this step uses them.
+    call.extra["stale"] = {p.tid: p.grad_since for p in (call.state.fresh(q) for q in params)
+                           if p.grad == "summed" and p.grad_since is not None
+                           and p.grad_since != here}
     for p in params:
         p = call.state.fresh(p)
         if p.saved_by:

@@ -75,6 +75,30 @@ def numel(shape: Shape):
     return total
 
 
+def scaled(d, factor: int):
+    """A dimension times a whole number (a batch of sequences flattened: B * 6)."""
+    if isinstance(d, int):
+        return d * factor
+    if isinstance(d, Sym):
+        if factor == 1:
+            return d
+        return Sym(f"{d.label}*{factor}", d.first * factor if d.first is not None else None,
+                   d.bound * factor if d.bound is not None else None)
+    return None
+
+
+def product(dims) -> object:
+    """The number of elements of these dims: an int, a Sym scaled by the others, or None."""
+    syms = [d for d in dims if isinstance(d, Sym)]
+    if any(d is None for d in dims) or len(syms) > 1:
+        return None
+    rest = 1
+    for d in dims:
+        if isinstance(d, int):
+            rest *= d
+    return scaled(syms[0], rest) if syms else rest
+
+
 def view(shape: Shape, sizes: list) -> Shape:
     """`t.view(*sizes)` / `reshape`: sizes are ints, Syms, -1 or None."""
     if sizes is None:
@@ -84,20 +108,35 @@ def view(shape: Shape, sizes: list) -> Shape:
     if sizes.count(-1) > 1:
         return None
     if -1 in sizes:
-        total = numel(shape)
+        total = product(shape) if shape is not None else None
         rest = [s for s in sizes if s != -1]
         if shape is not None and all(isinstance(s, int) for s in rest) and total is not None:
             known = 1
             for s in rest:
                 known *= s
-            if known == 0 or total % known:
+            inferred = _divided(total, known)
+            if inferred is None:
                 return None
-            return tuple(total // known if s == -1 else s for s in sizes)
+            return tuple(inferred if s == -1 else s for s in sizes)
         # `x.view(B, -1)` where the batch dim is kept
         if shape is not None and len(shape) >= 1 and sizes[0] == shape[0] and len(sizes) == 2:
             return (shape[0], None) if sizes[1] == -1 else None
         return None
     return tuple(sizes)
+
+
+def _divided(total, known: int):
+    if known == 0:
+        return None
+    if isinstance(total, int):
+        return total // known if total % known == 0 else None
+    if isinstance(total, Sym):
+        label, _, factor = total.label.rpartition("*")
+        if label and factor.isdigit() and int(factor) % known == 0:
+            base = Sym(label, total.first // int(factor) if total.first is not None else None,
+                       total.bound // int(factor) if total.bound is not None else None)
+            return scaled(base, int(factor) // known)
+    return None
 
 
 def squeeze(shape: Shape, dim=None) -> Shape:
@@ -154,7 +193,7 @@ def flatten(shape: Shape, start=0, end=-1) -> Shape:
     s, e = normalize_dim(start, len(shape)), normalize_dim(end, len(shape))
     if s is None or e is None or s > e:
         return None
-    middle = numel(shape[s:e + 1])
+    middle = product(shape[s:e + 1])
     return shape[:s] + (middle,) + shape[e + 1:]
 
 

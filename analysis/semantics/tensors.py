@@ -24,7 +24,7 @@ from analysis.trace import AttrReadEvent, InplaceEvent
 # -- building tensors --------------------------------------------------------------------------
 
 def new_tensor(call: Call, requires_grad, is_leaf, dtype=None, shape=None, reason=None,
-               device=None, ignore_no_grad=False, part: int = 0, is_param=False) -> TensorFacts:
+               device=None, ignore_no_grad=False, part: int | None = 0, is_param=False) -> TensorFacts:
     if not ignore_no_grad and call.state.no_grad is True:
         requires_grad, is_leaf, reason = False, True, "no_grad"
     tid = call.new_id(part)
@@ -44,10 +44,11 @@ def graph_node(call: Call, part: int = 0):
 
 
 def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
-            grad_fn: str | None = None, part: int = 0):
+            grad_fn: str | None = None, part: int = 0, saved: list | None = None):
     """The result of an op on `inputs` (tensors, numbers or unknowns). `saves`:
     whether the op keeps tensors for backward (None: look `op` up in the tables
-    measured from torch; an op they do not know is not claimed to save)."""
+    measured from torch; an op they do not know is not claimed to save). `saved`:
+    which inputs it keeps, when the caller knows better than the tables."""
     state = call.state
     tensors = [state.fresh(v) for v in inputs if isinstance(v, TensorFacts)]
     unknown = [v for v in inputs if not isinstance(v, (TensorFacts, NumberValue))]
@@ -73,17 +74,18 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
     other_is_tensor = len(tensors) > 1 if len(inputs) > 1 else None
     if saves is None:
         saves = _measured_saves(op, other_is_tensor)
-    saved = frozenset().union(*(t.saved_nodes for t in tensors))
+    nodes = frozenset().union(*(t.saved_nodes for t in tensors))
     node = None
     if saves and requires:
         node = graph_node(call, part)
-        saved = saved | {node}
+        nodes = nodes | {node}
         # Which of the inputs this op keeps for its backward: changing one in
         # place afterwards breaks the backward through `node`.
-        if api.saves_input(op, bool(other_is_tensor)):
-            for t in tensors:
-                if not t.is_param:
-                    state.update_tensor(replace(t, saved_by=t.saved_by | {node}))
+        if saved is None and api.saves_input(op, bool(other_is_tensor)):
+            saved = _saved_operands(op, tensors)
+        for t in saved or ():
+            t = state.fresh(t)
+            state.update_tensor(replace(t, saved_by=t.saved_by | {node}))
     opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
     tid = call.new_id(part)
     return state.created(TensorFacts(
@@ -91,7 +93,7 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         is_leaf=False if requires else None,
         dtype=dtype, shape=shape,
         grad_fn=(grad_fn or api.grad_fn_name(op)) if requires else None,
-        saved_nodes=saved,
+        saved_nodes=nodes,
         leaves=frozenset().union(*(t.leaves for t in tensors)),
         opaque=opaque, grad=None,
         device=_same([t.device for t in tensors]),
@@ -234,7 +236,8 @@ def element(call: Call, base: TensorFacts):
         grad_fn="UnbindBackward0" if requires else None, parents=(base,) if requires else (),
         saved_nodes=base.saved_nodes, leaves=base.leaves, opaque=base.opaque,
         no_grad_reason=base.no_grad_reason if requires is False else None,
-        device=base.device, made_in_loop=call.ctx.loop, element_of=base.tid))
+        device=base.device, made_in_loop=call.ctx.loop, element_of=base.tid,
+        base_made_in=base.made_in_loop))
 
 
 def row(state, base: TensorFacts):
@@ -242,7 +245,8 @@ def row(state, base: TensorFacts):
     return replace(base, tid=("row", base.tid), shape=base.shape[1:] if base.shape else None,
                    is_leaf=False if base.requires_grad else base.is_leaf,
                    grad_fn="UnbindBackward0" if base.requires_grad else None,
-                   element_of=base.tid, is_param=False, grad=None, label=None)
+                   element_of=base.tid, base_made_in=base.made_in_loop, is_param=False, grad=None,
+                   label=None)
 
 
 def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int = 0):
@@ -250,7 +254,7 @@ def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int
     change of it changes `base`."""
     out = derived(call, "getitem", [base], shape=shape, dtype=base.dtype, grad_fn=grad_fn, part=part)
     if isinstance(out, TensorFacts):
-        out = replace(out, element_of=base.tid)
+        out = replace(out, element_of=base.tid, base_made_in=base.made_in_loop)
     return out
 
 
@@ -1281,6 +1285,22 @@ _register_torch_families()
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+# Products: each operand is kept only for the other operand's gradient.
+_PRODUCTS = frozenset({"mul", "matmul", "mm", "mv", "bmm", "dot"})
+
+
+def _saved_operands(op: str, tensors: list) -> list:
+    """The operands an op measured to save keeps: for a product, an operand only
+    when the other one requires grad (torch saves `b` for `a`'s gradient)."""
+    if len(tensors) == 2 and op in _PRODUCTS:
+        a, b = tensors
+        return [t for t, other in ((a, b), (b, a)) if other.requires_grad is True]
+    if len(tensors) == 2 and op == "div":
+        a, b = tensors
+        return ([a] if b.requires_grad else []) + ([b] if a.requires_grad or b.requires_grad else [])
+    return [t for t in tensors if t.requires_grad is not False]
+
 
 def _measured_saves(op: str, other_is_tensor) -> bool | None:
     """Whether `op` keeps tensors for its backward, from the tables measured with
