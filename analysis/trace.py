@@ -166,6 +166,8 @@ class InplaceEvent:
     target: Value
     target_node: ast.AST
     op: str                        # "+=", "setitem", or the method name ("add_")
+    # Made by a layer inside a container (`nn.Sequential`): no line of the user's.
+    hidden: bool = False
 
 
 @dataclass

@@ -413,7 +413,11 @@ class Walker:
         runs_once = iteration is not None and iteration.nonempty is True
         if test is not None:
             runs_once = truth(self.expr(test, entry.copy(), frame, ctx)) is True
-        completed = join_states(exits if runs_once or not exits else [entry] + exits)
+        if unrolled and exits:
+            # One pass per element, in order: the loop ends where the last one does.
+            completed = exits[-1]
+        else:
+            completed = join_states(exits if runs_once or not exits else [entry] + exits)
         if test is not None and isinstance(test, ast.Constant) and test.value is True:
             completed = None            # `while True:` ends only by break
         if node.orelse and completed is not None and completed.reachable:

@@ -127,7 +127,7 @@ class InplaceSavedTensor(Rule):
                           if n in event.clobbered and n not in event.freed}
             by_layer = False
             for node in clobbering:
-                if node in changes and changes[node].op.endswith("(inplace=True)"):
+                if node in changes and changes[node].hidden:
                     # An in-place activation overwrote it: torch's code, not a line of the user's.
                     by_layer = True
                 elif node in changes:

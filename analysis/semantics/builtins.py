@@ -406,9 +406,14 @@ def _getattr(call: Call):
 @builtin("setattr")
 def _setattr(call: Call):
     from analysis.semantics import objects
+    from analysis.semantics import nn
     name = call.arg(1)
-    if isinstance(name, StrValue) and name.value is not None and isinstance(call.arg(0), ObjectRef):
-        objects.store_attribute(call.state, call.arg(0), name.value, call.arg(2))
-    elif isinstance(call.arg(0), ObjectRef):
+    target = call.arg(0)
+    known = name.value if isinstance(name, StrValue) and name.value is not None else None
+    if isinstance(target, ObjectRef) and target.kind == "module":
+        nn.set_child(call.state, target, known, call.arg(2))
+    elif known is not None and isinstance(target, ObjectRef):
+        objects.store_attribute(call.state, target, known, call.arg(2))
+    elif isinstance(target, ObjectRef):
         havoc(call)
     return NONE

@@ -182,6 +182,8 @@ def parameters_of(state, ref, seen: set | None = None):
         if isinstance(current.cls, ClassValue) and current.cls.has_unknown_base() \
                 and current.cls.kind == "module":
             complete = False
+        if attrs.get("_opaque"):
+            complete = False
         for key, value in attrs.items():
             value = state.fresh(value)
             if key.startswith("_buffer_"):
@@ -298,7 +300,7 @@ def call_layer(call: Call, ref: ObjectRef):
         if isinstance(inplace, NumberValue) and inplace.value is True and state.no_grad is not True:
             # `ReLU(inplace=True)(x)` overwrites x: a tensor an earlier op saved is lost.
             t_ops.inplace(call, first, call.node.args[0] if call.node is not None and call.node.args
-                          else call.node, f"{name}(inplace=True)", None, call.node)
+                          else call.node, f"{name}(inplace=True)", None, call.node, hidden=bool(call.salt))
             first = state.fresh(first)
             return _activated(call, name, first)
         if name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout") and \
@@ -476,17 +478,53 @@ def _named_parameters(call: Call):
 @method("module", "children", "modules", "named_children", "named_modules")
 def _children(call: Call):
     from analysis.semantics import containers
-    mods = submodules(call.state, call.receiver, include_self=call.method in ("modules", "named_modules"))
+    state = call.state
     if call.method in ("children", "named_children"):
-        attrs = call.state.attrs(call.receiver)
-        direct = [v for v in attrs.values() if isinstance(v, ObjectRef) and v.kind == "module"]
-        direct += [i for i in (attrs.get("_items") or ()) if isinstance(i, ObjectRef)]
-        mods = direct
-    if call.method.startswith("named_"):
-        mods = [TupleValue((StrValue(), m)) for m in mods]
+        named = _named_children(state, call.receiver)
+        if named is None:
+            return containers.new_list(call, None)
+        if call.method == "children":
+            return containers.new_list(call, [m for _, m in named])
+        return containers.new_list(call, [TupleValue((StrValue(n), m)) for n, m in named])
+    mods = submodules(state, call.receiver)
     if len(mods) > 64:
         return containers.new_list(call, None)
+    if call.method == "named_modules":
+        mods = [TupleValue((StrValue(), m)) for m in mods]
     return containers.new_list(call, mods)
+
+
+def _named_children(state, ref: ObjectRef):
+    """(name, module) of a module's direct children, as torch names them; None when
+    they are not all known."""
+    attrs = state.attrs(ref)
+    if "_items" in attrs:
+        items = attrs["_items"]
+        if items is None:
+            return None
+        return [(str(i), state.fresh(m)) for i, m in enumerate(items) if isinstance(state.fresh(m), ObjectRef)]
+    if attrs.get("_entries") is not None:
+        return [(k, state.fresh(m)) for k, m in attrs["_entries"].items() if isinstance(state.fresh(m), ObjectRef)]
+    if attrs.get("_opaque"):
+        return None
+    return [(k, state.fresh(v)) for k, v in attrs.items()
+            if isinstance(state.fresh(v), ObjectRef) and state.fresh(v).kind == "module"]
+
+
+def set_child(state, ref: ObjectRef, name, value) -> None:
+    """`setattr(module, name, child)`: a container's numbered child, or an attribute;
+    a name that is not known leaves the module's structure unknown."""
+    attrs = state.attrs(ref)
+    if not isinstance(name, str):
+        state.set_attrs(ref, {"_items": None, "_opaque": True} if "_items" in attrs else {"_opaque": True})
+        return
+    items = attrs.get("_items")
+    if items is not None and name.isdigit() and int(name) < len(items):
+        items = list(items)
+        items[int(name)] = value
+        state.set_attr(ref, "_items", tuple(items))
+        return
+    state.set_attr(ref, name, value)
 
 
 @method("module", "train", "eval")
@@ -554,8 +592,7 @@ def _register_buffer(call: Call):
 @method("module", "register_parameter", "add_module", "register_module")
 def _register_parameter(call: Call):
     name = call.arg(0, "name")
-    if isinstance(name, StrValue) and name.value:
-        call.state.set_attr(call.receiver, name.value, call.arg(1))
+    set_child(call.state, call.receiver, name.value if isinstance(name, StrValue) else None, call.arg(1))
     return NONE
 
 

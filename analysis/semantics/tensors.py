@@ -342,12 +342,13 @@ def setitem(call: Call, base: TensorFacts, target_node, value) -> None:
 
 # -- in place -----------------------------------------------------------------------------------
 
-def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node) -> None:
+def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node,
+            hidden: bool = False) -> None:
     """An in-place change of `target`: the event; the graph nodes that had saved it
     (grad mode on), whose backward it breaks; and what it becomes."""
     state = call.state
     target = state.fresh(target)
-    call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op))
+    call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op, hidden))
     if target.saved_by and state.no_grad is not True:
         state.clobber(target.saved_by, node)
     result = inplace_result(call, target, state.fresh(operand))
