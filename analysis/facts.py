@@ -116,6 +116,12 @@ class TensorFacts:
     # ReLU(inplace=True) after a Sigmoid): a backward through this tensor raises.
     corrupted_by: frozenset = frozenset()
     retains_grad: bool = False
+    # For a gradient taken without create_graph=True (and what is computed from it
+    # alone): the torch.autograd.grad call it comes from.
+    grad_call: object = None
+    # Such gradient terms added into this tensor: they count in its value but give
+    # no gradient (the calls they come from).
+    ungraded: frozenset = frozenset()
     # A parameter of a module (nn.Parameter, a layer's weight).
     is_param: bool = False
     # The call that made it (for fixes that rewrite the creation).
@@ -363,6 +369,8 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         saved_by=a.saved_by | b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,
+        grad_call=_same(a.grad_call, b.grad_call),
+        ungraded=a.ungraded & b.ungraded,
         is_param=a.is_param and b.is_param,
         origin=_same(a.origin, b.origin),
         label=a.label if a.label == b.label else None,

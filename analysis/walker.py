@@ -798,7 +798,7 @@ class Walker:
             return
         gen = generators[index]
         iterable = self.expr(gen.iter, state, frame, ctx)
-        iteration = py.iterate(self.call_for(gen.iter, state, frame, ctx), iterable)
+        iteration = py.iterate(self.call_for(gen.iter, state, frame, ctx), iterable, small_ranges=True)
         unrolled = iteration.elements is not None and len(iteration.elements) <= UNROLL_LIMIT
         loop = Loop(gen, frame.source, unrolled=unrolled)
         self.emit(LoopEvent(loop, ctx))

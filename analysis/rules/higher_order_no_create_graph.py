@@ -35,9 +35,14 @@ class HigherOrderNoCreateGraph(Rule):
     messages = {
         "en": {"message": f"`{{name}}` is a gradient computed without create_graph=True, so it has "
                           f"no graph: differentiating it raises RuntimeError: {RUNTIME}",
+               "dead": "this gradient is taken without create_graph=True, so what is computed from "
+                       "it has no graph: added to `{loss}`, it changes the loss's value but gives no "
+                       "gradient, and the term trains nothing",
                "fix": "Record the first derivative's graph: create_graph=True"},
         "zh": {"message": f"`{{name}}` 是未使用 create_graph=True 求得的梯度，没有计算图："
                           f"再次求导会抛出 RuntimeError: {RUNTIME}",
+               "dead": "这个梯度求得时没有 create_graph=True，由它算出的量没有计算图：加到 `{loss}` 上，"
+                       "只改变损失的数值而不产生梯度，这一项什么也训练不了",
                "fix": "记录一阶导数的计算图：create_graph=True"},
     }
 
@@ -84,7 +89,18 @@ class HigherOrderNoCreateGraph(Rule):
 
     def check(self, trace, locale):
         calls = trace.calls()
+        by_node = {e.node: e for e in calls}
         for index, event in enumerate(calls):
+            target = backward_target(event)
+            if target is not None and target.requires_grad is True and target.ungraded:
+                for node in target.ungraded:
+                    grad = by_node.get(node)
+                    if grad is None:
+                        continue
+                    fix = FixSpec(self.text("fix", locale),
+                                  (Edit("replace", node, with_keyword(node, "create_graph", "True", grad), grad),))
+                    yield Report(node, self.text("dead", locale, loss=source_of(target_node(event), event)),
+                                 (fix,), grad)
             target = backward_target(event)
             if target is not None and target.requires_grad is False \
                     and target.no_grad_reason == "grad_result":

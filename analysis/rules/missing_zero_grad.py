@@ -255,8 +255,8 @@ class MissingZeroGrad(Rule):
             else:
                 continue
             loop = _loop_of_earlier_pass(since, event.ctx)
-            if loop is None or loop in reported:
-                continue
+            if loop is None or loop in reported or not event.ctx.always_runs_in(loop):
+                continue      # a step under a condition: gradient accumulation on purpose
             reported.add(loop)
             events = [e for e in trace.inside(loop, first_pass=False)
                       if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]

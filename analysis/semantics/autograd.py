@@ -183,6 +183,7 @@ def _autograd_grad(call: Call):
     else:
         item = tensors.new_tensor(call, requires_grad=False, is_leaf=True, dtype=dtype, shape=shape,
                                   reason="grad_result", ignore_no_grad=True)
+        item = state.created(replace(item, grad_call=call.node))
     count = _count(call, inputs)
     if count is not None:
         return TupleValue(tuple(item for _ in range(count)))

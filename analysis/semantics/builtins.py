@@ -24,10 +24,16 @@ class Iteration:
     nonempty: Tri = None
 
 
-def iterate(call: Call, value) -> Iteration:
+def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
+    """What iterating `value` gives. `small_ranges`: list the numbers of a short
+    `range` (a comprehension builds one item per number; a `for` loop over epochs is
+    better summarised in two passes)."""
     from analysis.semantics import containers, data, nn, tensors
     state = call.state
     if isinstance(value, RangeValue):
+        if small_ranges and value.count is not None and value.count <= 8:
+            numbers = [NumberValue("int", i) for i in range(value.count)]
+            return Iteration(numbers, NumberValue("int"), value.count > 0)
         return Iteration(None, NumberValue("int"), None if value.count is None else value.count > 0)
     if isinstance(value, TupleValue):
         return Iteration(list(value.items), _join_all(value.items), bool(value.items))

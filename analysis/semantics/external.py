@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
-                            TupleValue, Unknown)
+from analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
+                            TensorFacts, TupleValue, Unknown)
 from analysis.semantics import PREFIXES, Call, function, method
 
 
@@ -16,10 +16,17 @@ class NdArray:
     converted to make it (the conversion raises), if any."""
     shape: object = None
     converted: object = None
+    dtype: str | None = None
 
 
 def ndarray_of(call: Call, t: TensorFacts):
-    return NdArray(t.shape)
+    return NdArray(t.shape, dtype=t.dtype)
+
+
+# NumPy functions making float64 arrays by default (and the same methods of a
+# `numpy.random.Generator`).
+_FLOAT64 = frozenset({"zeros", "ones", "empty", "full", "linspace", "rand", "randn", "random",
+                      "normal", "uniform", "standard_normal", "random_sample", "eye", "identity"})
 
 
 # NumPy functions that convert every tensor they are given with `__array__`
@@ -43,6 +50,11 @@ def _numpy_family(qualname: str):
 def _numpy_function(call: Call):
     if call.qualname in NUMPY_CONVERTING:
         return NdArray(converted=_graph_tensor(call))
+    name = call.qualname.rsplit(".", 1)[-1]
+    if name == "default_rng" or name == "RandomState":
+        return ExternalName("numpy.random.Generator")
+    if name in _FLOAT64 and "dtype" not in call.kwargs:
+        return NdArray(dtype="float64")
     return NdArray()
 
 

@@ -70,6 +70,9 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         reason = reasons.pop() if len(reasons) == 1 else "never"
         out = new_tensor(call, False, True, dtype, shape, reason, part=part,
                          device=_same([t.device for t in tensors]))
+        if reason == "grad_result":
+            grad_call = next((t.grad_call for t in tensors if t.grad_call is not None), None)
+            out = state.created(replace(out, grad_call=grad_call))
         return out
     other_is_tensor = len(tensors) > 1 if len(inputs) > 1 else None
     if saves is None:
@@ -101,7 +104,8 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         saved_by=frozenset({node}) if node is not None and api.saves_output(op, other_is_tensor)
         else frozenset(),
         parents=tuple(t for t in tensors if t.requires_grad is not False) if requires else (),
-        corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors))))
+        corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)),
+        ungraded=frozenset().union(*(t.ungraded for t in tensors))))
 
 
 def binary(call: Call, op: str, left, right):
@@ -125,6 +129,13 @@ def binary(call: Call, op: str, left, right):
     out = derived(call, op, [left, right], shape=shape, dtype=dtype, grad_fn=grad_fn)
     if op == "matmul" and isinstance(out, TensorFacts) and grad_fn is None:
         out = replace(out, grad_fn=None)
+    if op in ("add", "sub") and isinstance(out, TensorFacts) and out.requires_grad is True:
+        # A penalty built from a gradient taken without create_graph, added to a loss:
+        # it counts in the value and gives no gradient.
+        dead = {v.grad_call for v in (left, right) if isinstance(v, TensorFacts)
+                and v.requires_grad is False and v.grad_call is not None}
+        if dead:
+            out = call.state.created(replace(out, ungraded=out.ungraded | dead))
     return out
 
 
@@ -608,6 +619,9 @@ def _data_shape_dtype(call: Call, data):
         return (), {"int": "int64", "float": "float32", "bool": "bool", "complex": "complex64"}.get(data.kind)
     if isinstance(data, TensorFacts):
         return data.shape, data.dtype
+    from analysis.semantics.external import NdArray
+    if isinstance(data, NdArray):
+        return None, data.dtype
     items = None
     if isinstance(data, TupleValue):
         items = list(data.items)
@@ -679,7 +693,10 @@ def legacy_constructor(call: Call):
 
 @function("torch.from_numpy")
 def _from_numpy(call: Call):
-    return new_tensor(call, False, True, reason="never", device="cpu", ignore_no_grad=True)
+    from analysis.semantics.external import NdArray
+    array = call.arg(0)
+    dtype = array.dtype if isinstance(array, NdArray) else None
+    return new_tensor(call, False, True, dtype=dtype, reason="never", device="cpu", ignore_no_grad=True)
 
 
 # -- torch functions ----------------------------------------------------------------------------------
