@@ -609,19 +609,22 @@ def elementwise_callables(keeps) -> dict:
 # -- losses, layers, optimizers ---------------------------------------------------------------
 
 
-def loss_inputs(name: str):
-    """Arguments for a functional loss or its nn class (input first), or None."""
-    x, y = leaf((4, 3)), leaf((4, 3), requires_grad=False)
-    labels = torch.tensor([0, 2, 1, 0])
-    sign = torch.tensor([1.0, -1.0, 1.0, -1.0])
+def loss_inputs(name: str, shape=(4, 3)):
+    """Arguments for a functional loss or its nn class (input first, of `shape`: batch,
+    classes, then any extra dims), or None."""
+    x, y = leaf(shape), leaf(shape, requires_grad=False)
+    # Class indices and +1/-1 targets have the input's shape without the class dim.
+    per_sample = shape[:1] + shape[2:]
+    labels = torch.arange(torch.Size(per_sample).numel()).remainder(shape[1]).reshape(per_sample)
+    sign = torch.ones(per_sample).index_fill_(0, torch.arange(1, shape[0], 2), -1.0)
     table = {
         "mse_loss": (x, y), "l1_loss": (x, y), "smooth_l1_loss": (x, y), "huber_loss": (x, y),
         "binary_cross_entropy": (x, y), "binary_cross_entropy_with_logits": (x, y),
         "soft_margin_loss": (x, y), "multilabel_soft_margin_loss": (x, y),
         "kl_div": (x, y), "poisson_nll_loss": (x, y), "gaussian_nll_loss": (x, y, y),
         "cross_entropy": (x, labels), "nll_loss": (x, labels), "multi_margin_loss": (x, labels),
-        "multilabel_margin_loss": (x, labels.repeat(3, 1).t().contiguous()),
-        "hinge_embedding_loss": (x, torch.ones(4, 3)),
+        "multilabel_margin_loss": (x, torch.zeros(shape, dtype=torch.long)),
+        "hinge_embedding_loss": (x, torch.ones(shape)),
         "cosine_embedding_loss": (x, y, sign), "margin_ranking_loss": (x[:, 0], y[:, 0], sign),
         "triplet_margin_loss": (x, y, y), "triplet_margin_with_distance_loss": (x, y, y),
     }
