@@ -74,6 +74,18 @@ NN_CONTAINERS = frozenset(_t.NN_CONTAINERS)
 NN_ACTIVATIONS_SAVING_OUTPUT = frozenset(_t.NN_ACTIVATIONS_SAVING_OUTPUT)
 NN_ACTIVATIONS_SAVING_INPUT = frozenset(_t.NN_ACTIVATIONS_SAVING_INPUT)
 NN_INPLACE_CAPABLE = frozenset(_t.NN_INPLACE_CAPABLE)
+# nn class -> its constructor's positional parameter names, in order (nn.Linear(3, 4): in_features=3).
+NN_CONSTRUCTOR_PARAMS: dict = _t.NN_CONSTRUCTOR_PARAMS
+# nn class -> parameter -> per dim: argument name, (name, i), ("*", k, name), an int, or None.
+NN_PARAM_SHAPES: dict = _t.NN_PARAM_SHAPES
+# nn classes whose output has their input's shape (activations, dropout, norms, Identity).
+NN_SHAPE_PRESERVING = frozenset(_t.NN_SHAPE_PRESERVING)
+# nn classes whose forward returns a tuple (RNN, LSTM, GRU, LSTMCell, MultiheadAttention).
+NN_RETURNS_TUPLE = frozenset(_t.NN_RETURNS_TUPLE)
+# nn classes with parameters whose backward needs their input: changing it in place breaks backward.
+NN_LAYERS_SAVING_INPUT = frozenset(_t.NN_LAYERS_SAVING_INPUT)
+# loss (nn class or functional name) -> its reduction="none" shape: "input" or "drop_class_dim".
+LOSS_UNREDUCED_SHAPE: dict = _t.LOSS_UNREDUCED_SHAPE
 
 # nn loss classes and functional losses -> default reduction; with "mean",
 # "batchmean" or "sum" they return a 0-dim tensor.

@@ -114,3 +114,76 @@ def test_check_mode(monkeypatch, capsys, tmp_path):
 def test_header_names_the_torch_version():
     torch = pytest.importorskip("torch")
     assert f"from torch {torch.__version__}" in torch_tables.__doc__
+
+
+def test_nn_constructor_params():
+    assert api.NN_CONSTRUCTOR_PARAMS["Linear"] == ("in_features", "out_features", "bias", "device", "dtype")
+    # nn.LSTM takes (*args, **kwargs); its names come from its typed overload.
+    assert api.NN_CONSTRUCTOR_PARAMS["LSTM"][:3] == ("input_size", "hidden_size", "num_layers")
+    assert api.NN_CONSTRUCTOR_PARAMS["Sequential"] == () and api.NN_CONSTRUCTOR_PARAMS["ReLU"] == ("inplace",)
+    every = (api.NN_LAYERS_WITH_PARAMS | api.NN_LAYERS_WITHOUT_PARAMS | api.NN_LOSSES | api.NN_CONTAINERS)
+    assert set(api.NN_CONSTRUCTOR_PARAMS) == every
+
+
+def _dimension(spec, arguments: dict):
+    """What one NN_PARAM_SHAPES spec gives for these constructor arguments."""
+    if isinstance(spec, int):
+        return spec
+    if isinstance(spec, str):
+        return arguments[spec]
+    if spec[0] == "*":
+        return spec[1] * arguments[spec[2]]
+    value = arguments[spec[0]]
+    return value[spec[1]] if isinstance(value, tuple) else value
+
+
+# Layers built as a program would build them: class name, positional arguments.
+LAYERS = [("Linear", (3, 4)), ("Conv2d", (3, 8, (3, 5))), ("Conv2d", (3, 8, 3)), ("Conv1d", (2, 6, 4)),
+          ("ConvTranspose2d", (4, 2, (2, 3))), ("Embedding", (10, 4)), ("LayerNorm", (6,)),
+          ("BatchNorm2d", (5,)), ("GroupNorm", (2, 6)), ("PReLU", (3,)), ("Bilinear", (2, 3, 4)),
+          ("LSTM", (10, 20)), ("GRU", (4, 6)), ("RNNCell", (3, 5)), ("MultiheadAttention", (16, 4)),
+          ("TransformerEncoderLayer", (8, 2, 16))]
+
+
+@pytest.mark.parametrize("name, args", LAYERS, ids=[f"{n}{a}" for n, a in LAYERS])
+def test_nn_param_shapes_give_torch_shapes(name, args):
+    torch = pytest.importorskip("torch")
+    module = getattr(torch.nn, name)(*args)
+    arguments = dict(zip(api.NN_CONSTRUCTOR_PARAMS[name], args))
+    specs = api.NN_PARAM_SHAPES[name]
+    assert {param: tuple(_dimension(d, arguments) for d in dims) for param, dims in specs.items()} == \
+        {param: tuple(p.shape) for param, p in module.named_parameters()}
+
+
+def test_nn_param_shapes():
+    assert api.NN_PARAM_SHAPES["Linear"] == {"weight": ("out_features", "in_features"), "bias": ("out_features",)}
+    assert api.NN_PARAM_SHAPES["Conv2d"]["weight"] == (
+        "out_channels", "in_channels", ("kernel_size", 0), ("kernel_size", 1))
+    assert api.NN_PARAM_SHAPES["LSTM"]["weight_ih_l0"] == (("*", 4, "hidden_size"), "input_size")
+    # A lazy layer takes in_features from its first input: no argument gives it.
+    assert api.NN_PARAM_SHAPES["LazyLinear"]["weight"] == ("out_features", None)
+    # InstanceNorm has no affine parameters by default.
+    assert "InstanceNorm2d" not in api.NN_PARAM_SHAPES
+    assert set(api.NN_PARAM_SHAPES) <= api.NN_LAYERS_WITH_PARAMS
+    assert {"Linear", "Conv3d", "Embedding", "GRUCell", "RMSNorm", "Transformer"} <= set(api.NN_PARAM_SHAPES)
+
+
+def test_nn_forwards():
+    assert {"ReLU", "Sigmoid", "Dropout", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
+            "Identity", "Softmax"} <= api.NN_SHAPE_PRESERVING
+    assert not {"Linear", "Conv2d", "MaxPool2d", "AdaptiveAvgPool2d", "Flatten", "GLU", "Embedding",
+                "LSTM"} & api.NN_SHAPE_PRESERVING
+    assert {"RNN", "LSTM", "GRU", "LSTMCell", "MultiheadAttention"} <= api.NN_RETURNS_TUPLE
+    assert not {"Linear", "RNNCell", "GRUCell", "Transformer", "MaxPool2d"} & api.NN_RETURNS_TUPLE
+    assert {"Linear", "Conv2d", "Bilinear", "LSTM", "LayerNorm", "BatchNorm1d"} <= api.NN_LAYERS_SAVING_INPUT
+    assert api.NN_LAYERS_SAVING_INPUT <= api.NN_LAYERS_WITH_PARAMS
+
+
+def test_loss_unreduced_shape():
+    for name in ("mse_loss", "MSELoss", "l1_loss", "binary_cross_entropy_with_logits", "KLDivLoss"):
+        assert api.LOSS_UNREDUCED_SHAPE[name] == "input"
+    for name in ("cross_entropy", "CrossEntropyLoss", "nll_loss", "NLLLoss"):
+        assert api.LOSS_UNREDUCED_SHAPE[name] == "drop_class_dim"
+    # Sums over the last dim: (N, C) -> (N,) but (N, C, d) -> (N, C), neither kind.
+    assert "multilabel_soft_margin_loss" not in api.LOSS_UNREDUCED_SHAPE
+    assert set(api.LOSS_UNREDUCED_SHAPE) <= api.NN_LOSSES | api.FUNCTIONAL_LOSSES

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import inspect
 import sys
+import typing
 import warnings
 from pathlib import Path
 
@@ -609,19 +611,22 @@ def elementwise_callables(keeps) -> dict:
 # -- losses, layers, optimizers ---------------------------------------------------------------
 
 
-def loss_inputs(name: str):
-    """Arguments for a functional loss or its nn class (input first), or None."""
-    x, y = leaf((4, 3)), leaf((4, 3), requires_grad=False)
-    labels = torch.tensor([0, 2, 1, 0])
-    sign = torch.tensor([1.0, -1.0, 1.0, -1.0])
+def loss_inputs(name: str, shape=(4, 3)):
+    """Arguments for a functional loss or its nn class (input first, of `shape`: batch,
+    classes, then any extra dims), or None."""
+    x, y = leaf(shape), leaf(shape, requires_grad=False)
+    # Class indices and +1/-1 targets have the input's shape without the class dim.
+    per_sample = shape[:1] + shape[2:]
+    labels = torch.arange(torch.Size(per_sample).numel()).remainder(shape[1]).reshape(per_sample)
+    sign = torch.ones(per_sample).index_fill_(0, torch.arange(1, shape[0], 2), -1.0)
     table = {
         "mse_loss": (x, y), "l1_loss": (x, y), "smooth_l1_loss": (x, y), "huber_loss": (x, y),
         "binary_cross_entropy": (x, y), "binary_cross_entropy_with_logits": (x, y),
         "soft_margin_loss": (x, y), "multilabel_soft_margin_loss": (x, y),
         "kl_div": (x, y), "poisson_nll_loss": (x, y), "gaussian_nll_loss": (x, y, y),
         "cross_entropy": (x, labels), "nll_loss": (x, labels), "multi_margin_loss": (x, labels),
-        "multilabel_margin_loss": (x, labels.repeat(3, 1).t().contiguous()),
-        "hinge_embedding_loss": (x, torch.ones(4, 3)),
+        "multilabel_margin_loss": (x, torch.zeros(shape, dtype=torch.long)),
+        "hinge_embedding_loss": (x, torch.ones(shape)),
         "cosine_embedding_loss": (x, y, sign), "margin_ranking_loss": (x[:, 0], y[:, 0], sign),
         "triplet_margin_loss": (x, y, y), "triplet_margin_with_distance_loss": (x, y, y),
     }
@@ -716,6 +721,337 @@ def optimizers() -> set:
             and cls is not torch.optim.Optimizer and not name.startswith("_")}
 
 
+# -- nn layers as objects: constructors, parameter shapes, forwards ------------------------
+
+
+def positional_names(signature: inspect.Signature) -> tuple:
+    """Parameters that can be passed by position: not self, *args, **kwargs or keyword-only."""
+    return tuple(p.name for p in signature.parameters.values()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self")
+
+
+def required_names(signature: inspect.Signature) -> tuple:
+    positional = positional_names(signature)
+    return tuple(p.name for p in signature.parameters.values()
+                 if p.name in positional and p.default is p.empty)
+
+
+def constructor_signature(cls) -> inspect.Signature:
+    """The signature of cls.__init__. nn.LSTM, nn.GRU and nn.RNN take (*args, **kwargs)
+    and hand them to RNNBase; for such a class, the first typing overload whose
+    required arguments torch stores under their own names when the class is built."""
+    signature = inspect.signature(cls.__init__)
+    if positional_names(signature):
+        return signature
+    for overload in map(inspect.signature, typing.get_overloads(cls.__init__)):
+        values = dict(zip(required_names(overload), PRIMES))
+        module = attempt(lambda: cls(**values)) if values else None
+        if isinstance(module, nn.Module) and all(getattr(module, k, None) == v for k, v in values.items()):
+            return overload
+    return signature
+
+
+def constructor_params(names) -> dict:
+    """nn class -> the names of the arguments its constructor takes by position, in order."""
+    return {name: positional_names(constructor_signature(getattr(nn, name))) for name in names}
+
+
+PRIMES = tuple(n for n in range(5, 400) if all(n % d for d in range(2, int(n ** 0.5) + 1)))
+# Two sets of sizes for parameter shapes: a dimension means the same argument in both,
+# or it means none.
+PRIME_SETS = (PRIMES[0::2], PRIMES[1::2])
+# Sizes for running layers: the smallest primes, none equal to the batch and other
+# sizes of input_trials (2, 4, 6); int arguments stay ints (Conv3d's kernel 7, not
+# (7, 11, 13)), so that the inputs stay small.
+FORWARD_SIZES = (3,) + PRIMES
+# Largest k tried for a dimension that is k times an argument (LSTM: 4 * hidden_size).
+MAX_MULTIPLE = 8
+
+
+class Sizes(typing.NamedTuple):
+    """How a class is built to be measured: each argument in `varied` gets its own
+    prime, taken in the order of `order` (default: `varied`); `multiple` = (a, b) makes
+    a a multiple of b (torch wants embed_dim divisible by num_heads); each (name,
+    length) in `tuples` gets a tuple of primes (Conv2d's kernel_size)."""
+    varied: tuple
+    multiple: tuple | None = None
+    tuples: tuple = ()
+    order: tuple | None = None
+
+    def values(self, primes) -> tuple[dict, typing.Iterator[int]]:
+        """(keyword arguments, the primes none of them uses)."""
+        order = self.order or self.varied
+        values = {name: primes[order.index(name)] for name in self.varied}
+        if self.multiple and set(self.multiple) <= values.keys():
+            values[self.multiple[0]] *= values[self.multiple[1]]
+        unused = iter(primes[len(order):])
+        for name, length in self.tuples:
+            values[name] = (values[name],) + tuple(next(unused) for _ in range(length - 1))
+        return values, unused
+
+
+def build_sized(cls, sizes: Sizes, primes):
+    values, _ = sizes.values(primes)
+    return attempt(lambda: cls(**values))
+
+
+def parameter_shapes(module) -> dict:
+    """Parameter name -> shape; None for a lazy parameter not yet shaped by a forward."""
+    return {name: None if nn.parameter.is_lazy(p) else tuple(p.shape)
+            for name, p in module.named_parameters()}
+
+
+@functools.lru_cache(maxsize=None)
+def probe(cls, sizes: Sizes, primes) -> tuple | None:
+    """(parameter shapes, the attributes named like the varied arguments) of cls built
+    with `primes`, or None when torch refuses those sizes."""
+    module = build_sized(cls, sizes, primes)
+    if not isinstance(module, nn.Module):
+        return None
+    return parameter_shapes(module), {name: getattr(module, name, None) for name in sizes.varied}
+
+
+def fitting(cls, sizes: Sizes, prime_sets=PRIME_SETS) -> Sizes | None:
+    """`sizes`, or the same with one argument made a multiple of another, that builds
+    with every prime set; None when none does."""
+    pairs = [(a, b) for a in sizes.varied for b in sizes.varied if a != b]
+    for trial in [sizes] + [sizes._replace(multiple=pair) for pair in pairs]:
+        if all(probe(cls, trial, primes) is not None for primes in prime_sets):
+            return trial
+    return None
+
+
+def sizes_for(cls) -> Sizes | None:
+    """The sizes a class is measured with: its required arguments, and those optional
+    int arguments that change a parameter's shape without changing which parameters
+    there are (PReLU's num_parameters, not LSTM's num_layers) or without which it does
+    not build; int arguments torch repeats into several dimensions become tuples."""
+    signature = constructor_signature(cls)
+    optional = tuple(p.name for p in signature.parameters.values()
+                     if p.name in positional_names(signature) and type(p.default) is int)
+    varied = required_names(signature) + optional
+    # Choosing the arguments needs one set of sizes, the smallest (Transformer's layer
+    # counts are among them); the final sizes must fit both prime sets.
+    sizes = fitting(cls, Sizes(varied, order=varied), (FORWARD_SIZES,))
+    # Optional arguments torch refuses as primes (groups must divide the channels) keep their default.
+    while sizes is None and varied and varied[-1] in optional:
+        varied = varied[:-1]
+        sizes = fitting(cls, Sizes(varied, order=varied), (FORWARD_SIZES,)) if varied else None
+    if sizes is None:
+        return Sizes(()) if not varied and isinstance(attempt(cls), nn.Module) else None
+    shapes, _ = probe(cls, sizes, FORWARD_SIZES)
+    kept = []
+    for name in sizes.varied:
+        if name in optional:
+            without = probe(cls, sizes._replace(varied=tuple(n for n in sizes.varied if n != name)),
+                            FORWARD_SIZES)
+            if without is not None and (without[0].keys() != shapes.keys() or without[0] == shapes):
+                continue
+        kept.append(name)
+    sizes = fitting(cls, Sizes(tuple(kept)))
+    if sizes is None:
+        return None
+    values, _ = sizes.values(PRIME_SETS[0])
+    _, stored = probe(cls, sizes, PRIME_SETS[0])
+    repeated = tuple((name, len(value)) for name, value in stored.items()
+                     if isinstance(value, tuple) and len(value) > 1 and set(value) == {values[name]})
+    return fitting(cls, sizes._replace(tuples=repeated)) if repeated else sizes
+
+
+def input_trials(channels, pair=(), batch=2, others=(4, 6), span=8) -> list:
+    """Inputs to try on a layer, simplest first, as (kind, shapes) with kind "float" or
+    "index": one tensor whose channel dim (dim 1, or the last) is one of `channels`, in
+    ranks 1 to 5, with spatial dims of `span`; long indices; two or three tensors of one
+    such shape (attention, Transformer); tensors with the sizes of `pair` (Bilinear)."""
+    single = [shape for c in channels for shape in
+              ((c,), (batch, c), (batch, c, span), (batch, c, span, span), (batch, c, span, span, span),
+               (batch, others[0], c), (batch, *others, c))]
+    trials = [("float", (shape,)) for shape in single] + [("index", ((batch, others[0]),))]
+    trials += [("float", (shape,) * count) for count in (2, 3) for shape in single]
+    if pair:
+        trials.append(("float", tuple((batch, size) for size in pair)))
+    return trials
+
+
+def make_inputs(kind: str, shapes: tuple) -> list:
+    """Non-leaf inputs (an op's output, as a layer's input usually is): float ones require grad."""
+    if kind == "index":
+        return [torch.zeros(shape, dtype=torch.long).clone() for shape in shapes]
+    return [leaf(shape).clone() for shape in shapes]
+
+
+def shape_only_inputs(kind: str, shapes: tuple) -> list:
+    """Inputs that have a shape and no storage of that size, for a lazy layer's
+    initialize_parameters (it reads sizes only)."""
+    dtype = torch.long if kind == "index" else torch.float32
+    return [torch.zeros((), dtype=dtype).expand(shape) for shape in shapes]
+
+
+def forwards(fn, trials, first_only=False, inputs=make_inputs) -> list:
+    """(kind, shapes, output) for every trial fn accepts (or the first); the
+    multi-input trials only when no single input works."""
+    accepted = []
+    for kind, shapes in trials:
+        if accepted and (first_only or len(shapes) > 1):
+            break
+        output = attempt(lambda: fn(*inputs(kind, shapes)))
+        if not failed(output):
+            accepted.append((kind, shapes, output))
+    return accepted
+
+
+def dimension_candidates(size: int, values: dict) -> set:
+    """What a parameter dimension of `size` may stand for, given the constructor's values."""
+    found = {("const", size)}
+    for name, value in values.items():
+        if type(value) is int:
+            if size == value:
+                found.add(name)
+            found |= {("*", k, name) for k in range(2, MAX_MULTIPLE + 1) if size == k * value}
+        elif isinstance(value, tuple):
+            found |= {(name, i) for i, item in enumerate(value) if item == size}
+    return found
+
+
+def dimension_spec(candidates: set):
+    """The one meaning both prime sets agree on: an argument (or element, or multiple
+    of one) over a constant; None when none or several remain."""
+    named = [c for c in candidates if not (isinstance(c, tuple) and c[0] == "const")]
+    if len(named) == 1:
+        return named[0]
+    if not named and len(candidates) == 1:
+        return next(iter(candidates))[1]
+    return None
+
+
+def is_lazy(module) -> bool:
+    return any(nn.parameter.is_lazy(p) for p in module.parameters())
+
+
+def shaped_parameters(cls, sizes: Sizes, primes) -> tuple[dict, dict]:
+    """(constructor values, parameter shapes) of cls built with `primes`. A lazy layer
+    takes its missing sizes from its first input: it is given one whose every dim is a
+    prime no argument has, so that those sizes differ between the prime sets."""
+    values, unused = sizes.values(primes)
+    shapes, _ = probe(cls, sizes, primes)
+    if None not in shapes.values():
+        return values, shapes
+    module = build_sized(cls, sizes, primes)
+    channel, batch, first, second, span = (next(unused) for _ in range(5))
+    forwards(module.initialize_parameters, input_trials([channel], (), batch, (first, second), span),
+             first_only=True, inputs=shape_only_inputs)
+    return values, parameter_shapes(module)
+
+
+def layer_forwards(cls, sizes: Sizes) -> tuple:
+    """(module built with FORWARD_SIZES, the input_trials it accepts). Channels are
+    the first two size arguments or a size no argument has (only that one for a lazy
+    layer: it takes its sizes from its first input); spatial dims are even and larger
+    than every argument."""
+    sizes = sizes._replace(tuples=())
+    values, unused = sizes.values(FORWARD_SIZES)
+    module = build_sized(cls, sizes, FORWARD_SIZES)
+    if not isinstance(module, nn.Module):
+        return None, []
+    ints = [v for v in values.values() if type(v) is int]
+    fresh = next(unused)
+    channels = [fresh] if is_lazy(module) else list(dict.fromkeys(ints[:2] + [fresh]))
+    span = max(FORWARD_SIZES[:len(sizes.varied)], default=4) // 2 * 2 + 4
+    return module, forwards(module, input_trials(channels, tuple(ints[:2]) if len(ints) >= 2 else (),
+                                                 span=span))
+
+
+def param_shape_specs(cls, sizes: Sizes) -> dict | None:
+    """Parameter -> one spec per dimension (see NN_PARAM_SHAPES), from both prime sets;
+    None when a set leaves a parameter unshaped or the sets disagree on the names."""
+    (values_a, shapes_a), (values_b, shapes_b) = (shaped_parameters(cls, sizes, primes)
+                                                  for primes in PRIME_SETS)
+    if shapes_a.keys() != shapes_b.keys() or None in shapes_a.values() or None in shapes_b.values():
+        return None
+    specs = {}
+    for name, shape in shapes_a.items():
+        if len(shape) != len(shapes_b[name]):
+            return None
+        specs[name] = tuple(dimension_spec(dimension_candidates(a, values_a) & dimension_candidates(b, values_b))
+                            for a, b in zip(shape, shapes_b[name]))
+    return specs
+
+
+def saves_layer_input(module, kind: str, shapes: tuple) -> bool:
+    """Whether backward through module(inputs) raises once the first input is changed
+    in place after the forward (and works when it is not)."""
+    def run(modify):
+        inputs = make_inputs(kind, shapes)
+        output = module(*inputs)
+        while isinstance(output, tuple):
+            output = output[0]
+        if modify:
+            inputs[0].add_(0)
+        output.sum().backward()
+
+    result = attempt(lambda: run(True))
+    return not failed(attempt(lambda: run(False))) and failed(result) and MODIFIED_INPLACE in str(result)
+
+
+def layer_objects(with_params: set, without: set) -> tuple[dict, set, set, set]:
+    """(parameter shape specs, shape-preserving classes, classes returning a tuple,
+    classes with parameters whose backward needs their input). The last three come
+    from the inputs of input_trials a layer built with FORWARD_SIZES accepts: shape
+    preserving when every single float input it takes keeps its shape, a tuple when
+    every accepted call returns one, saving its input when backward through its first
+    accepted call fails once that input is changed in place."""
+    specs, preserving, returns_tuple, saving = {}, set(), set(), set()
+    for name in sorted(with_params | without):
+        cls = getattr(nn, name)
+        sizes = sizes_for(cls)
+        if sizes is None:
+            continue
+        if name in with_params:
+            found = param_shape_specs(cls, sizes)
+            if found is not None:
+                specs[name] = found
+        module, accepted = layer_forwards(cls, sizes)
+        if not accepted:
+            continue
+        single = [(shapes[0], out) for kind, shapes, out in accepted if kind == "float" and len(shapes) == 1]
+        if single and all(isinstance(out, torch.Tensor) and tuple(out.shape) == shape for shape, out in single):
+            preserving.add(name)
+        if all(isinstance(out, tuple) for _, _, out in accepted):
+            returns_tuple.add(name)
+        if name in with_params and saves_layer_input(module, *accepted[0][:2]):
+            saving.add(name)
+    return specs, preserving, returns_tuple, saving
+
+
+# Input shapes of a loss: (batch, classes), another (batch, classes), and with an extra dim.
+LOSS_SHAPES = ((4, 3), (5, 2), (4, 3, 2))
+
+
+def unreduced_loss_shapes(functional: dict) -> dict:
+    """Loss (nn class or functional name) -> "input" when reduction="none" gives the
+    input's shape, "drop_class_dim" when it gives the input's shape without dim 1; on
+    every shape of LOSS_SHAPES the loss takes, at least two. Losses fitting neither are
+    left out."""
+    calls = {name: (name, lambda *a, f=getattr(F, name): f(*a, reduction="none")) for name in functional}
+    calls.update({cls: (function, lambda *a, c=getattr(nn, cls): c(reduction="none")(*a))
+                  for cls, function in LOSS_CLASS_TO_FUNCTION.items()})
+    out = {}
+    for name, (function, fn) in sorted(calls.items()):
+        verdicts = []
+        for shape in LOSS_SHAPES:
+            args = loss_inputs(function, shape)
+            result = attempt(lambda: fn(*args)) if args is not None else None
+            if isinstance(result, torch.Tensor):
+                first = tuple(args[0].shape)
+                verdicts.append({kind for kind, expected in
+                                 (("input", first), ("drop_class_dim", first[:1] + first[2:]))
+                                 if tuple(result.shape) == expected})
+        agreed = set.intersection(*verdicts) if len(verdicts) >= 2 else set()
+        if len(agreed) == 1:
+            out[name] = agreed.pop()
+    return out
+
+
 # -- qualified names of autograd helpers ---------------------------------------------------
 
 NAME_MODULES = ("torch", "torch.autograd", "torch.autograd.grad_mode", "torch.autograd.gradcheck")
@@ -760,16 +1096,21 @@ def literal(value, indent=0) -> str:
 def build() -> str:
     """The text of analysis/torch_tables.py. Measured under torch's defaults even
     when the caller (a test session) changed them."""
-    saved = torch.get_default_dtype(), torch.is_grad_enabled(), torch.is_anomaly_enabled()
+    saved = (torch.get_default_dtype(), torch.is_grad_enabled(), torch.is_anomaly_enabled(),
+             torch.get_num_threads())
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
     torch.set_anomaly_enabled(False)
+    # Tiny tensors gain nothing from threads, and on a busy machine every op would wait
+    # for its threads to be scheduled (a Transformer forward: 4 s instead of 0.07 s).
+    torch.set_num_threads(1)
     try:
         return _build()
     finally:
         torch.set_default_dtype(saved[0])
         torch.set_grad_enabled(saved[1])
         torch.set_anomaly_enabled(saved[2])
+        torch.set_num_threads(saved[3])
 
 
 def _build() -> str:
@@ -783,6 +1124,8 @@ def _build() -> str:
     saves_input, saves_output, saves_nothing, op_grad_fns = saving_tables(elementwise_callables(keeps))
     nn_losses, functional_losses, loss_grad_fns = losses()
     with_params, without, act_out, act_in, inplace_capable = layers()
+    param_shapes, preserving, returns_tuple, saving_input = layer_objects(with_params, without)
+    constructed = sorted(with_params | without | set(nn_losses) | containers())
     # The element-wise ops' names were measured on every shape; one shape gave op_grad_fns.
     op_grad_fns = {k: v for k, v in op_grad_fns.items() if k not in elementwise | reductions}
     grad_fns = {**unary_grad_fns, **dim_grad_fns, **op_grad_fns, **loss_grad_fns, **DOCUMENTED_GRAD_FN}
@@ -851,6 +1194,21 @@ def _build() -> str:
         "NN_ACTIVATIONS_SAVING_OUTPUT": ("torch.nn activations whose forward saves its output", act_out),
         "NN_ACTIVATIONS_SAVING_INPUT": ("torch.nn activations whose forward saves its input", act_in),
         "NN_INPLACE_CAPABLE": ("torch.nn classes with an inplace argument", inplace_capable),
+        "NN_CONSTRUCTOR_PARAMS": ("torch.nn class -> its constructor's positional parameters, in order",
+                                  constructor_params(constructed)),
+        "NN_PARAM_SHAPES": ("torch.nn class -> parameter -> per dim: the constructor argument it equals "
+                            "(str), element i of a\ntuple argument ((name, i); an int argument stands "
+                            "for all its elements), k times an argument\n(('*', k, name)), a constant "
+                            "(int), or None (taken from the input, or from several arguments)",
+                            param_shapes),
+        "NN_SHAPE_PRESERVING": ("torch.nn classes whose output has the shape of the input, on every input "
+                                "tried that they take", preserving),
+        "NN_RETURNS_TUPLE": ("torch.nn classes whose forward returns a tuple", returns_tuple),
+        "NN_LAYERS_SAVING_INPUT": ("torch.nn classes with parameters whose backward fails when their "
+                                   "input is modified in place", saving_input),
+        "LOSS_UNREDUCED_SHAPE": ("loss -> shape of its reduction='none' result: 'input' (the input's), or "
+                                 "'drop_class_dim'\n(the input's without dim 1)",
+                                 unreduced_loss_shapes(functional_losses)),
         "OPTIMIZERS": ("torch.optim optimizer classes", optimizers()),
         "GRAD_CHECKERS": ("qualified names of gradcheck and gradgradcheck",
                           qualified_names(torch.autograd.gradcheck, torch.autograd.gradgradcheck)),
@@ -866,7 +1224,8 @@ def _build() -> str:
         '"""\n',
     ]
     for name, (doc, value) in tables.items():
-        parts.append(f"# {doc}\n{name} = {literal(value)}\n")
+        comment = doc.replace("\n", "\n# ")
+        parts.append(f"# {comment}\n{name} = {literal(value)}\n")
     return "\n".join(parts)
 
 
