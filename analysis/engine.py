@@ -220,8 +220,12 @@ class Analyzer:
         except SyntaxError as exc:
             part = ParsedChunk(chunk.text, None, ident, _syntax_message(exc), exc.lineno or 1,
                                max((exc.offset or 1) - 1, 0))
-        except (RecursionError, MemoryError, ValueError) as exc:
-            part = ParsedChunk(chunk.text, None, ident, f"cannot parse: {type(exc).__name__}")
+        except (RecursionError, MemoryError):
+            # Valid code too deep for the parser (a chain of thousands of operators): the
+            # chunk is left unread, and the rest of the file is still analysed.
+            part = ParsedChunk(chunk.text, None, ident)
+        except ValueError as exc:
+            part = ParsedChunk(chunk.text, None, ident, f"cannot parse: {exc}")
         self._parsed[key] = part
         return part
 

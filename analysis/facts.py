@@ -130,6 +130,8 @@ class TensorFacts:
     # from, and the name a leaf was first bound to. Not part of the facts' identity.
     parents: tuple = field(default=(), repr=False, compare=False)
     label: str | None = field(default=None, repr=False, compare=False)
+    # Set only on the facts kept for hovers: a backward already freed part of the graph.
+    graph_freed: bool = field(default=False, repr=False, compare=False)
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""
@@ -341,6 +343,12 @@ def join(a, b):
         return StrValue()
     if isinstance(a, TupleValue) and isinstance(b, TupleValue) and len(a.items) == len(b.items):
         return TupleValue(tuple(join(x, y) for x, y in zip(a.items, b.items)))
+    # `try: import torch` / `except ImportError: torch = None`: where the import
+    # worked, the name is the library's.
+    if isinstance(a, (TorchName, ExternalName)) and isinstance(b, NoneValue):
+        return a
+    if isinstance(b, (TorchName, ExternalName)) and isinstance(a, NoneValue):
+        return b
     if isinstance(a, GradAttr) and isinstance(b, GradAttr) and a.owner.tid == b.owner.tid:
         return GradAttr(join_tensors(a.owner, b.owner), a.via_data and b.via_data)
     return UNKNOWN

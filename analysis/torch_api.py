@@ -159,34 +159,3 @@ def saves_output(op: str, other_is_tensor: bool | None = None) -> bool | None:
     """Whether modifying `op`'s result in place makes backward raise; None when not measured."""
     return _measured(_binary_key(op, other_is_tensor), _t.SAVES_OUTPUT)
 
-# nn layers as objects (measured by tools/generate_torch_tables.py).
-NN_CONSTRUCTOR_PARAMS: dict = getattr(_t, "NN_CONSTRUCTOR_PARAMS", {
-    "Linear": ("in_features", "out_features", "bias"),
-    "Conv1d": ("in_channels", "out_channels", "kernel_size"),
-    "Conv2d": ("in_channels", "out_channels", "kernel_size"),
-    "Embedding": ("num_embeddings", "embedding_dim"),
-    "EmbeddingBag": ("num_embeddings", "embedding_dim"),
-    "LSTM": ("input_size", "hidden_size", "num_layers"),
-    "GRU": ("input_size", "hidden_size", "num_layers"),
-    "RNN": ("input_size", "hidden_size", "num_layers"),
-    "ReLU": ("inplace",), "LeakyReLU": ("negative_slope", "inplace"),
-    "Flatten": ("start_dim", "end_dim"),
-})
-NN_PARAM_SHAPES: dict = getattr(_t, "NN_PARAM_SHAPES", {
-    "Linear": {"weight": ("out_features", "in_features"), "bias": ("out_features",)},
-    "Embedding": {"weight": ("num_embeddings", "embedding_dim")},
-})
-NN_SHAPE_PRESERVING = frozenset(getattr(_t, "NN_SHAPE_PRESERVING", {
-    "ReLU", "Sigmoid", "Tanh", "GELU", "LeakyReLU", "Dropout", "BatchNorm1d", "BatchNorm2d",
-    "LayerNorm", "Identity", "SiLU", "ELU", "Softmax", "LogSoftmax"}))
-NN_RETURNS_TUPLE = frozenset(getattr(_t, "NN_RETURNS_TUPLE", {"LSTM", "GRU", "RNN", "MultiheadAttention"}))
-NN_LAYERS_SAVING_INPUT = frozenset(getattr(_t, "NN_LAYERS_SAVING_INPUT", {
-    "Linear", "Conv1d", "Conv2d", "Conv3d", "Bilinear", "LSTM", "GRU", "RNN", "LayerNorm",
-    "BatchNorm1d", "BatchNorm2d"}))
-LOSS_UNREDUCED_SHAPE: dict = getattr(_t, "LOSS_UNREDUCED_SHAPE", {
-    "mse_loss": "input", "MSELoss": "input", "l1_loss": "input", "L1Loss": "input",
-    "binary_cross_entropy": "input", "BCELoss": "input",
-    "binary_cross_entropy_with_logits": "input", "BCEWithLogitsLoss": "input",
-    "smooth_l1_loss": "input", "SmoothL1Loss": "input", "kl_div": "input", "KLDivLoss": "input",
-    "cross_entropy": "drop_class_dim", "CrossEntropyLoss": "drop_class_dim",
-    "nll_loss": "drop_class_dim", "NLLLoss": "drop_class_dim"})

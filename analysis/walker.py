@@ -514,7 +514,10 @@ class Walker:
         kind = type(node)
         if kind is ast.Name:
             value = self.lookup(node.id, state, frame)
-            self.note_seen(node, value)
+            if state.freed and isinstance(value, TensorFacts) and state.freed_by(value) is not None:
+                self.note_seen(node, replace(value, graph_freed=True))
+            else:
+                self.note_seen(node, value)
             return value
         if kind is ast.Call:
             return self.call(node, state, frame, ctx, used)

@@ -40,12 +40,25 @@ def _constructor_values(call: Call, name: str) -> dict:
     return values
 
 
+# Constructor arguments that change which parameters a layer has, or their shapes,
+# beyond what the measured templates assume (their defaults).
+_SHAPE_CHANGING = {"groups": 1, "num_layers": 1, "bidirectional": False, "proj_size": 0,
+                   "kdim": None, "vdim": None}
+# A layer with more parameters than this is given one that stands for them all.
+_MAX_PARAMS = 12
+
+
 def _dim_from(values: dict, spec):
-    """One dimension of a parameter's shape from the constructor's values."""
+    """One dimension of a parameter's shape from the constructor's values: an
+    argument, an item of a tuple argument, a multiple of an argument, a constant."""
     if isinstance(spec, int):
         return spec
     if spec is None:
         return None
+    if spec[0] == "*":
+        _, factor, name = spec
+        inner = _dim_from(values, name)
+        return factor * inner if isinstance(inner, int) else None
     name, index = (spec, None) if isinstance(spec, str) else spec
     value = values.get(name)
     if isinstance(value, NumberValue) and value.kind == "int":
@@ -83,18 +96,27 @@ def make_layer(call: Call):
     has_bias = truth(values.get("bias", NumberValue("bool", True)))
     if name in _WITH_PARAMS:
         dtype = call.walker.float_dtype()
-        if templates is None:
+        if templates is None or len(templates) > _MAX_PARAMS:
             # Parameters whose names and shapes are not tabled: one that stands for all.
             templates = {"weight": None}
+        exact = not any(key in values and not _is_default(values[key], default)
+                        for key, default in _SHAPE_CHANGING.items())
         for index, (param, dims) in enumerate(sorted(templates.items())):
-            if param == "bias" and has_bias is False:
-                attrs[param] = NONE
+            if param.startswith("bias") and has_bias is False:
+                if param == "bias":
+                    attrs[param] = NONE
                 continue
-            shape = tuple(_dim_from(values, d) for d in dims) if dims is not None else None
+            shape = tuple(_dim_from(values, d) for d in dims) if dims is not None and exact else None
             attrs[param] = t_ops.new_tensor(call, True, True, dtype=dtype, shape=shape,
                                             device="cpu", ignore_no_grad=True, part=10 + index,
                                             is_param=True)
     return new_module(call, f"torch.nn.{name}", attrs)
+
+
+def _is_default(value, default) -> bool:
+    if default is None:
+        return value is NONE
+    return isinstance(value, NumberValue) and value.value == default
 
 
 def new_module(call: Call, cls, attrs: dict) -> ObjectRef:

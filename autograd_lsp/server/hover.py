@@ -11,7 +11,7 @@ import re
 from lsprotocol import types
 
 from analysis import all_rules, rule_by_key
-from analysis.facts import ModuleValue, NumberValue, OptimizerValue, TensorFacts
+from analysis.facts import NumberValue, ObjectRef, TensorFacts
 from analysis.graph import backward_graph
 from analysis.suppression import NOQA
 from autograd_lsp.server.hover_docs import HOW_USED, api_doc
@@ -99,8 +99,9 @@ def facts_markdown(name: str, value, locale: str) -> str | None:
             + (f" · {t('grad_fn')}: `{value.grad_fn}`" if value.grad_fn else ""),
             f"{t('dtype')}: {value.dtype or t('unknown')} · {t('shape')}: {_shape(value.shape, locale)}",
         ]
-        if value.grad in ("none", "set", "graph"):
-            rows.append(f"{t('grad')}: {t('grad_none' if value.grad == 'none' else 'grad_set')}")
+        if value.grad is not None:
+            key = {"none": "grad_none", "zero": "grad_zero", "summed": "grad_summed"}.get(value.grad, "grad_set")
+            rows.append(f"{t('grad')}: {t(key)}")
         if value.graph_freed:
             rows.append(f"{t('graph_freed')}: {t('graph_freed_yes')}")
         if value.no_grad_reason:
@@ -113,10 +114,14 @@ def facts_markdown(name: str, value, locale: str) -> str | None:
             body += f"\n\n{t('backward_graph')}\n```text\n" + "\n".join(graph) + "\n```"
         footer = f"\n\n{t('history_opaque')}" if value.opaque and value.requires_grad is not False else ""
         return f"{t('facts_title', name=name)} ({kind})\n\n{body}{footer}"
-    if isinstance(value, ModuleValue):
-        return f"{t('facts_title', name=name)}\n\n- {t('module', cls=value.cls)}"
-    if isinstance(value, OptimizerValue):
-        return f"{t('facts_title', name=name)}\n\n- {t('optimizer')}"
+    if isinstance(value, ObjectRef) and value.kind == "module":
+        return f"{t('facts_title', name=name)}\n\n- {t('module', cls=value.class_name)}"
+    if isinstance(value, ObjectRef) and value.kind == "optimizer":
+        return f"{t('facts_title', name=name)}\n\n- {t('optimizer')} `{value.class_name}`"
+    if isinstance(value, ObjectRef) and value.kind == "loader":
+        return f"{t('facts_title', name=name)}\n\n- {t('data_loader')}"
+    if isinstance(value, ObjectRef) and value.kind == "instance":
+        return f"{t('facts_title', name=name)}\n\n- {t('object', cls=value.class_name)}"
     if isinstance(value, NumberValue):
         return f"{t('facts_title', name=name)}\n\n- {t('number', kind=value.kind)}"
     return None
@@ -125,7 +130,7 @@ def facts_markdown(name: str, value, locale: str) -> str | None:
 TEXT_KEYS_OF_REASON = {
     "no_grad": "reason_no_grad", "inference_mode": "reason_inference_mode",
     "detach": "reason_detach", "rewrap": "reason_rewrap", "never": "reason_never",
-    "grad_result": "reason_grad_result",
+    "grad_result": "reason_grad_result", "data": "reason_data",
 }
 
 
@@ -136,7 +141,8 @@ def _tri(value, locale: str) -> str:
 def _shape(shape, locale: str) -> str:
     if shape is None:
         return text("unknown", locale)
-    dims = ", ".join("?" if d is None else str(d) for d in shape)
+    from analysis.rulekit import dim_text
+    dims = ", ".join(dim_text(d) for d in shape)
     if not shape:
         return f"{text('scalar', locale)} `()`"
     return f"`({dims}{',' if len(shape) == 1 else ''})`"
