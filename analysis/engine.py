@@ -46,6 +46,18 @@ class ParsedChunk:
     error_column: int = 0
     _lines: list | None = None
     _cst: object = None
+    _signature: object = None
+    _free: dict = field(default_factory=dict)
+
+    def free_names(self, node) -> tuple:
+        """The names a definition reads (that it may find among the module's)."""
+        key = id(node)
+        found = self._free.get(key)
+        if found is None:
+            found = tuple(sorted({n.id for n in ast.walk(node)
+                                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}))
+            self._free[key] = found
+        return found
 
     @property
     def lines(self) -> list:
@@ -76,7 +88,27 @@ class Analysis:
     # (start_line, ParsedChunk) of the chunks analysed, for hovers
     chunks: list = field(default_factory=list)
     seen: dict = field(default_factory=dict)
-    trace: Trace | None = None
+    # One trace per run: the module's code, then each function run on its own.
+    traces: list = field(default_factory=list)
+
+
+@dataclass
+class _Segment:
+    """What one run found: the rules' reports, and the facts of names for hovers."""
+    reports: list
+    seen: dict
+    trace: Trace
+
+
+@dataclass
+class _ModuleRun:
+    parts: list
+    locale: str
+    path: str | None
+    segment: _Segment
+    state: State
+    followed_sources: set
+    followed_nodes: set
 
 
 class Analyzer:
@@ -92,6 +124,10 @@ class Analyzer:
         self.internal_errors: list[tuple[int, str]] = []
         # Paths of the project's modules the last analysis read.
         self.dependencies: set = set()
+        # The last run of the module's code, and the runs of functions on their own,
+        # reused while what they read is unchanged.
+        self._module_cache: _ModuleRun | None = None
+        self._alone_cache: dict = {}
 
     def analyze(self, source: str, settings: Settings | None = None, path: str | None = None) -> list[Finding]:
         settings = settings or Settings()
@@ -107,67 +143,128 @@ class Analyzer:
             if part.tree is None and part.error is not None:
                 findings.append(self._syntax_finding(chunk, part))
         starts = {id(part): chunk.start_line for chunk, part in zip(chunks, parsed) if part.tree is not None}
-        trace = Trace(mentions_backward=".backward(" in source)
-        walker = Walker(trace)
-        try:
-            self._run(walker, chunks, parsed, path)
-        except RecursionError:
-            self.internal_errors.append((1, "RecursionError"))
-        except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
-            self.internal_errors.append((1, f"{type(exc).__name__}: {exc}"))
-        trace.torch_name = walker.torch_name
-        for rule in self.rules:
-            try:
-                for report in rule.check(trace, settings.locale):
-                    placed = self._place(rule, report, starts)
-                    if placed is not None:
-                        findings.append(placed)
-            except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
-                self.internal_errors.append((1, f"{rule.name}: {type(exc).__name__}: {exc}"))
+        parts = [p for p in parsed if p.tree is not None]
+        segments = self._segments(parts, path, settings.locale, ".backward(" in source)
+        seen: dict = {}
+        for segment in segments:
+            for rule, report in segment.reports:
+                placed = self._place(rule, report, starts)
+                if placed is not None:
+                    findings.append(placed)
+            seen.update(segment.seen)
         out = self._final(findings, source, settings)
         live = {c.text for c in chunks}
         if len(self._parsed) > 2 * len(live) + 64:
             self._parsed = {k: p for k, p in self._parsed.items() if k[0] in live}
         self.last = Analysis(out, [(c.start_line, p) for c, p in zip(chunks, parsed) if p.tree is not None],
-                             walker.seen, trace)
+                             seen, [s.trace for s in segments])
         return out
 
     # -- running ---------------------------------------------------------------------------
 
-    def _run(self, walker: Walker, chunks, parsed, path) -> None:
-        module = ModuleContext("__main__", path, self._resolver())
+    def _segments(self, parts: list, path, locale: str, mentions_backward: bool) -> list:
+        """The module's run, then each function no call reached, run on its own: each a
+        segment whose findings depend on nothing else, kept while its inputs stay the same."""
+        module, state, followed = self._module_segment(parts, path, locale, mentions_backward)
+        segments = [module]
+        kept = {}
+        context = ModuleContext("__main__", path, self._resolver())
+        for part in parts:
+            for node in part.tree.body:
+                for function, owner in _definitions(node, state.names):
+                    if function.node in followed:
+                        continue
+                    key = (function, owner, locale, _globals_digest(function, part, state))
+                    segment = self._alone_cache.get(key)
+                    if segment is None:
+                        segment = self._run_alone(function, owner, part, state, context, locale,
+                                                  mentions_backward)
+                    kept[key] = segment
+                    segments.append(segment)
+        self._alone_cache = kept
+        return segments
+
+    def _module_segment(self, parts: list, path, locale: str, mentions_backward: bool):
+        """(segment, final state, functions its calls reached) of the module's own code.
+        Reused from the previous analysis when only bodies of functions it never
+        called changed: then only those definitions are run again, to bind their names."""
+        previous = self._module_cache
+        if previous is not None and previous.locale == locale and previous.path == path \
+                and len(previous.parts) == len(parts):
+            changed = []
+            for old, new in zip(previous.parts, parts):
+                if old is new:
+                    continue
+                if old in previous.followed_sources or _signature(old) is None \
+                        or _signature(old) != _signature(new):
+                    changed = None
+                    break
+                changed.append(new)
+            if changed is not None:
+                state = previous.state
+                if changed:
+                    state = state.copy()
+                    walker = Walker()
+                    context = ModuleContext("__main__", path, self._resolver())
+                    for part in changed:
+                        frame = Frame(None, part, None, prefix=part.key, module=context)
+                        self._guarded(lambda: walker.run_module(part.tree, state, frame, Context(no_grad=False)))
+                    previous = replace(previous, parts=list(parts), state=state)
+                    self._module_cache = previous
+                return previous.segment, previous.state, previous.followed_nodes
+        trace = Trace(mentions_backward=mentions_backward)
+        walker = Walker(trace)
+        context = ModuleContext("__main__", path, self._resolver())
         state = State()
         ctx = Context(no_grad=False)
-        frames = []
-        for chunk, part in zip(chunks, parsed):
-            if part.tree is None:
-                continue
-            frame = Frame(None, part, None, prefix=part.key, module=module)
-            frames.append(frame)
-            walker.run_module(part.tree, state, frame, ctx)
-            if not state.reachable:
-                # `sys.exit()` or a raise at module level: what follows is still
-                # code the user wants checked.
-                state.reachable = True
-        walker.torch_name = _torch_name(state.names)
-        self._run_alone(walker, state, frames, module)
 
-    def _run_alone(self, walker: Walker, state: State, frames: list, module) -> None:
-        """Every function and method no call reached, with unknown parameters."""
-        ctx = Context(no_grad=None)
-        followed = walker.followed_functions
-        for frame in frames:
-            for node in frame.source.tree.body:
-                for function, owner in _definitions(node, state.names):
-                    if function in followed or function.node in walker.followed_nodes:
-                        continue
-                    receiver = None
-                    if owner is not None:
-                        receiver = _instance_for_alone_run(walker, owner, state, frame)
-                    run_state = state.copy()
-                    alone_frame = Frame(None, frame.source, None, prefix=("alone",) + frame.source.key,
-                                        module=module)
-                    walker.run_alone(function, receiver, run_state, alone_frame, ctx)
+        def run():
+            for part in parts:
+                frame = Frame(None, part, None, prefix=part.key, module=context)
+                walker.run_module(part.tree, state, frame, ctx)
+                if not state.reachable:
+                    # `sys.exit()` or a raise at module level: what follows is still
+                    # code the user wants checked.
+                    state.reachable = True
+
+        self._guarded(run)
+        walker.torch_name = _torch_name(state.names)
+        segment = self._segment(walker, trace, locale)
+        self._module_cache = _ModuleRun(list(parts), locale, path, segment, state,
+                                        set(walker.followed_sources), set(walker.followed_nodes))
+        return segment, state, walker.followed_nodes
+
+    def _run_alone(self, function, owner, part, state: State, context, locale: str, mentions_backward: bool):
+        trace = Trace(mentions_backward=mentions_backward)
+        walker = Walker(trace)
+        walker.torch_name = _torch_name(state.names)
+        run_state = state.copy()
+        frame = Frame(None, part, None, prefix=("alone",) + part.key, module=context)
+
+        def run():
+            receiver = _instance_for_alone_run(walker, owner, run_state, frame) if owner is not None else None
+            walker.run_alone(function, receiver, run_state, frame, Context(no_grad=None))
+
+        self._guarded(run)
+        return self._segment(walker, trace, locale)
+
+    def _segment(self, walker: Walker, trace: Trace, locale: str) -> "_Segment":
+        trace.torch_name = walker.torch_name
+        reports = []
+        for rule in self.rules:
+            try:
+                reports.extend((rule, report) for report in rule.check(trace, locale))
+            except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
+                self.internal_errors.append((1, f"{rule.name}: {type(exc).__name__}: {exc}"))
+        return _Segment(reports, walker.seen, trace)
+
+    def _guarded(self, run) -> None:
+        try:
+            run()
+        except RecursionError:
+            self.internal_errors.append((1, "RecursionError"))
+        except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
+            self.internal_errors.append((1, f"{type(exc).__name__}: {exc}"))
 
     def _resolver(self):
         if self.workspace is None:
@@ -343,6 +440,36 @@ def _definitions(node, names: dict):
                     yield method, None
                 else:
                     yield method, value
+
+
+def _signature(part: ParsedChunk):
+    """What running a chunk of definitions at module level does, apart from the
+    bodies of its functions: None for a chunk that is not only definitions."""
+    if part._signature is None:
+        body = part.tree.body if part.tree is not None else []
+        if not body or not all(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in body):
+            part._signature = False
+        else:
+            part._signature = tuple(_outline(n) for n in body)
+    return part._signature or None
+
+
+def _outline(node) -> str:
+    """A definition without its functions' bodies."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ast.dump(node.args) + "|" + node.name + "|" + "|".join(ast.dump(d) for d in node.decorator_list)
+    parts = [node.name, "|".join(ast.dump(b) for b in node.bases),
+             "|".join(ast.dump(d) for d in node.decorator_list)]
+    for stmt in node.body:
+        parts.append(_outline(stmt) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                     else ast.dump(stmt))
+    return "#".join(parts)
+
+
+def _globals_digest(function, part: ParsedChunk, state: State):
+    """The module-level names a function may read, with what they hold."""
+    names = part.free_names(function.node)
+    return tuple((name, state.digest(state.names[name])) for name in names if name in state.names)
 
 
 def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame: Frame):

@@ -221,7 +221,8 @@ class ObjectRef:
 @dataclass(frozen=True, eq=False)
 class FunctionValue:
     """A function defined in the analysed code (a `def` or a lambda), with what it
-    closes over. Equal only to itself."""
+    closes over. Two are equal when they are the same definition (the same parsed
+    node) with the same defaults and closure, as in two runs over unchanged code."""
     node: object                     # ast.FunctionDef / AsyncFunctionDef / Lambda
     source: object                   # the ParsedChunk holding the node
     qualname: str
@@ -233,10 +234,21 @@ class FunctionValue:
     is_classmethod: bool = False
     is_property: bool = False
 
+    def __eq__(self, other):
+        return self is other or (
+            isinstance(other, FunctionValue) and self.node is other.node
+            and self.closure is other.closure and self.qualname == other.qualname
+            and self.defaults == other.defaults and self.kw_defaults == other.kw_defaults
+            and self.no_grad == other.no_grad)
+
+    def __hash__(self):
+        return hash(id(self.node))
+
 
 @dataclass(frozen=True, eq=False)
 class ClassValue:
-    """A class defined in the analysed code. Equal only to itself."""
+    """A class defined in the analysed code. Two are equal when they are the same
+    definition with the same bases, methods and class attributes."""
     node: object
     source: object
     name: str
@@ -247,6 +259,14 @@ class ClassValue:
     kind: str = "instance"
     # Fields of a @dataclass / NamedTuple, in order: their __init__ is synthesised.
     fields: tuple | None = None
+
+    def __eq__(self, other):
+        return self is other or (
+            isinstance(other, ClassValue) and self.node is other.node and self.bases == other.bases
+            and self.methods == other.methods and self.attrs == other.attrs and self.kind == other.kind)
+
+    def __hash__(self):
+        return hash(id(self.node))
 
     def lookup(self, name: str):
         """A method or class attribute by Python's attribute order (local bases only)."""

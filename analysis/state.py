@@ -126,6 +126,33 @@ class State:
                 return call
         return None
 
+    def digest(self, value, depth: int = 0, seen: set | None = None):
+        """A hashable picture of `value` and of everything the heap holds for it: equal
+        pictures mean a function reading it behaves the same."""
+        value = self.fresh(value)
+        if isinstance(value, ObjectRef):
+            seen = set() if seen is None else seen
+            if value.oid in seen or depth > 6:
+                return ("ref", value.oid)
+            seen.add(value.oid)
+            attrs = self.heap.get(value.oid, _EMPTY)
+            return ("object", value, tuple(sorted(
+                ((name, self._attribute_digest(item, depth, seen)) for name, item in attrs.items()),
+                key=lambda pair: pair[0])))
+        if isinstance(value, TupleValue):
+            return ("tuple",) + tuple(self.digest(v, depth + 1, seen) for v in value.items)
+        return value
+
+    def _attribute_digest(self, item, depth: int, seen):
+        if isinstance(item, tuple):
+            return tuple(self.digest(v, depth + 1, seen) for v in item)
+        if isinstance(item, dict):
+            return tuple(sorted(((k, self.digest(v, depth + 1, seen)) for k, v in item.items()),
+                                key=lambda pair: repr(pair[0])))
+        if isinstance(item, (frozenset, set)):
+            return frozenset(item)
+        return self.digest(item, depth + 1, seen)
+
     # -- paths ---------------------------------------------------------------------------------
 
     def joined(self, other: "State") -> "State":
