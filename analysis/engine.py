@@ -48,6 +48,9 @@ class ParsedChunk:
     _cst: object = None
     _signature: object = None
     _free: dict = field(default_factory=dict)
+    # For a chunk of another module of the project: that module's names, which its
+    # functions read as their globals.
+    module_names: dict | None = None
 
     def free_names(self, node) -> tuple:
         """The names a definition reads (that it may find among the module's)."""

@@ -132,6 +132,9 @@ class TensorFacts:
     label: str | None = field(default=None, repr=False, compare=False)
     # Set only on the facts kept for hovers: a backward already freed part of the graph.
     graph_freed: bool = field(default=False, repr=False, compare=False)
+    # When the tensor was made (a run's clock): facts kept for an earlier tensor made
+    # at the same site (an earlier loop iteration) are stale for this one.
+    birth: int = field(default=0, repr=False, compare=False)
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""
@@ -330,6 +333,8 @@ class ModuleNamespace:
     """A module of the project, read from its source: `import models` binds one."""
     path: str
     names: tuple                     # (name, value) pairs it exports
+    # What its code made (the objects and tensors its names refer to).
+    state: object = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -402,6 +407,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         is_param=a.is_param and b.is_param,
         origin=_same(a.origin, b.origin),
         label=a.label if a.label == b.label else None,
+        birth=max(a.birth, b.birth),
     )
 
 

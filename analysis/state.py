@@ -39,10 +39,12 @@ class State:
     # Every tensor as it was made, by identity: shared by all copies (what a tensor
     # was when made never changes; what changed since is in `tensors`).
     made: dict = field(default_factory=dict)
+    # Counts creations, shared by all copies (see TensorFacts.birth).
+    clock: list = field(default_factory=lambda: [0])
 
     def copy(self) -> "State":
         return State(dict(self.names), dict(self.tensors), dict(self.heap), self.freed,
-                     self.clobbered, self.no_grad, self.reachable, self.made)
+                     self.clobbered, self.no_grad, self.reachable, self.made, self.clock)
 
     def become(self, other: "State") -> None:
         """Take `other`'s contents: callers hold this very object."""
@@ -54,9 +56,9 @@ class State:
     def fresh(self, value):
         """`value` with the current facts of the tensors it holds."""
         if isinstance(value, TensorFacts):
-            return self.tensors.get(value.tid, value)
+            return self._current(value)
         if isinstance(value, GradAttr):
-            owner = self.tensors.get(value.owner.tid, value.owner)
+            owner = self._current(value.owner)
             return value if owner is value.owner else GradAttr(owner, value.via_data)
         if isinstance(value, TupleValue) and any(isinstance(v, (TensorFacts, TupleValue))
                                                  for v in value.items):
@@ -66,17 +68,28 @@ class State:
     def update_tensor(self, new: TensorFacts) -> None:
         self.tensors[new.tid] = new
 
+    def _current(self, t: TensorFacts) -> TensorFacts:
+        found = self.tensors.get(t.tid)
+        if found is None or found.birth < t.birth:
+            return t
+        return found
+
     def created(self, t: TensorFacts) -> TensorFacts:
         """A new tensor at an allocation site: facts kept for an earlier one made
-        there (an earlier loop iteration) no longer apply."""
+        there (an earlier loop iteration, on this path or another) no longer apply."""
+        self.clock[0] += 1
+        t = replace(t, birth=self.clock[0])
         self.tensors.pop(t.tid, None)
         self.made[t.tid] = t
         return t
 
     def tensor(self, tid):
         """The current facts of the tensor `tid`, or None when it is not known."""
+        made = self.made.get(tid)
         found = self.tensors.get(tid)
-        return found if found is not None else self.made.get(tid)
+        if found is not None and (made is None or found.birth >= made.birth):
+            return found
+        return made
 
     def leaves(self):
         """Every leaf that requires grad, with its current facts."""
@@ -161,13 +174,13 @@ class State:
         if not self.reachable:
             return other
         return State(_join_names(self.names, other.names),
-                     _join_tensors(self.tensors, other.tensors),
+                     _join_tensors(self.tensors, other.tensors, self.made),
                      _join_heaps(self.heap, other.heap),
                      # A node is freed afterwards only if it is freed on both paths.
                      {n: c for n, c in self.freed.items() if n in other.freed},
                      {n: c for n, c in self.clobbered.items() if n in other.clobbered},
                      self.no_grad if self.no_grad == other.no_grad else None,
-                     True, self.made)
+                     True, self.made, self.clock)
 
 
 _EMPTY: dict = {}
@@ -199,12 +212,19 @@ def _join_names(a: dict, b: dict) -> dict:
     return out
 
 
-def _join_tensors(a: dict, b: dict) -> dict:
+def _join_tensors(a: dict, b: dict, made: dict) -> dict:
     if a is b:
         return a
     out = {}
     for tid in a.keys() | b.keys():
         x, y = a.get(tid), b.get(tid)
+        latest = made.get(tid)
+        if latest is not None:
+            # Facts of an earlier tensor made at the same site are no one's now.
+            x = x if x is not None and x.birth >= latest.birth else None
+            y = y if y is not None and y.birth >= latest.birth else None
+            if x is None and y is None:
+                continue
         if x is not None and y is not None:
             out[tid] = x if x == y else join_tensors(x, y)
         else:

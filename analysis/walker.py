@@ -258,14 +258,17 @@ class Walker:
     def s_import(self, node: ast.Import, state, frame, ctx):
         for alias in node.names:
             if alias.asname:
-                state.names[alias.asname] = self.imported_module(alias.name, 0, frame)
+                state.names[alias.asname] = self.imported_module(alias.name, 0, frame, state)
             else:
                 head = alias.name.split(".")[0]
-                state.names[head] = self.imported_module(head, 0, frame)
+                module = self.imported_module(alias.name, 0, frame, state)
+                # `import project.data` binds `project`; its `data` is reached through it.
+                state.names[head] = module if "." not in alias.name or not isinstance(
+                    module, ModuleNamespace) else self.imported_module(head, 0, frame, state)
 
     def s_importfrom(self, node: ast.ImportFrom, state, frame, ctx):
         base = node.module or ""
-        module = self.imported_module(base, node.level, frame) if base or node.level else UNKNOWN
+        module = self.imported_module(base, node.level, frame, state) if base or node.level else UNKNOWN
         for alias in node.names:
             if alias.name == "*":
                 if isinstance(module, ModuleNamespace):
@@ -273,9 +276,15 @@ class Walker:
                         state.names[name] = value
                 continue
             local = alias.asname or alias.name
-            state.names[local] = self.member(module, alias.name, state)
+            value = self.member(module, alias.name, state)
+            if isinstance(module, ModuleNamespace) and isinstance(value, Unknown):
+                # `from package import module`
+                sub = self.imported_module(f"{base}.{alias.name}" if base else alias.name, node.level,
+                                           frame, state)
+                value = sub if isinstance(sub, ModuleNamespace) else value
+            state.names[local] = value
 
-    def imported_module(self, name: str, level: int, frame: Frame):
+    def imported_module(self, name: str, level: int, frame: Frame, state: State | None = None):
         if level == 0:
             head = name.split(".")[0]
             if head == "torch":
@@ -284,6 +293,12 @@ class Walker:
         if resolve is not None:
             found = resolve(name, level, frame.module.path)
             if found is not None:
+                if state is not None and found.state is not None:
+                    # What that module's code made is reachable through its names.
+                    state.heap.update({k: v for k, v in found.state.heap.items() if k not in state.heap})
+                    state.made.update({k: v for k, v in found.state.made.items() if k not in state.made})
+                    state.tensors.update({k: v for k, v in found.state.tensors.items()
+                                          if k not in state.tensors})
                 return found
         return ExternalName(name) if level == 0 else UNKNOWN
 
@@ -558,7 +573,7 @@ class Walker:
             state.become(state.joined(other))
             return join(state.fresh(a), state.fresh(b))
         if kind in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
-            return self.comprehension(node, state, frame, ctx)
+            return self.comprehension(node, state, frame, ctx, used)
         if kind is ast.Lambda:
             return self.make_function(node, state, frame, ctx)
         if kind is ast.JoinedStr:
@@ -773,14 +788,14 @@ class Walker:
             return NumberValue("bool")
         return UNKNOWN
 
-    def comprehension(self, node, state, frame, ctx):
+    def comprehension(self, node, state, frame, ctx, used: bool = True):
         """A list/set/dict comprehension or generator: its generators are loops (unrolled
         over small known collections); the result is a list of what it makes."""
         saved_names = state.names
         state.names = dict(saved_names)
         results = []
         complete = [True]
-        self._comprehend(node, node.generators, 0, state, frame, ctx, results, complete)
+        self._comprehend(node, node.generators, 0, state, frame, ctx, results, complete, used)
         state.names = saved_names
         call = self.call_for(node, state, frame, ctx)
         if isinstance(node, ast.DictComp):
@@ -791,13 +806,13 @@ class Walker:
             return containers.new_list(call, items)
         return containers.new_list(call, None, item=_join_all(items) if items else UNKNOWN)
 
-    def _comprehend(self, node, generators, index, state, frame, ctx, results, complete):
+    def _comprehend(self, node, generators, index, state, frame, ctx, results, complete, used=True):
         if index == len(generators):
             if isinstance(node, ast.DictComp):
                 self.expr(node.key, state, frame, ctx)
-                results.append((None, state.fresh(self.expr(node.value, state, frame, ctx))))
+                results.append((None, state.fresh(self.expr(node.value, state, frame, ctx, used))))
             else:
-                results.append(state.fresh(self.expr(node.elt, state, frame, ctx)))
+                results.append(state.fresh(self.expr(node.elt, state, frame, ctx, used)))
             return
         gen = generators[index]
         iterable = self.expr(gen.iter, state, frame, ctx)
@@ -821,7 +836,8 @@ class Walker:
                     complete[0] = False
             if keep:
                 self._comprehend(node, generators, index + 1, state, frame,
-                                 replace(inner, blocks=inner.blocks + tuple(gen.ifs)), results, complete)
+                                 replace(inner, blocks=inner.blocks + tuple(gen.ifs)), results, complete,
+                                 used)
 
     # -- calls ----------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Callable
 from analysis import Analyzer, Finding, Settings
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
+from autograd_lsp.project import workspace_for
 from autograd_lsp.sources import SourceError, read_source, write_source
 from autograd_lsp.startup import settle
 
@@ -31,6 +32,8 @@ class Outcome:
     fixed: list[tuple[Finding, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    # Modules of the project the analysis read: findings depend on them too.
+    dependencies: set = field(default_factory=set)
 
 
 @dataclass
@@ -94,8 +97,9 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
     if cache is not None and not fix:
         for number in todo:
             outcome, key = outcomes[number], jobs[number].cache_key
-            # Only complete analyses are worth keeping; errors are retried next time.
-            if key is not None and outcome.error is None:
+            # Only complete analyses are worth keeping; errors are retried next time. A
+            # file whose findings depend on other modules is analysed afresh each time.
+            if key is not None and outcome.error is None and not outcome.dependencies:
                 cache.put(key, outcome.findings)
     return [outcomes[number] for number in range(len(jobs))]
 
@@ -126,7 +130,9 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
                 outcome.notes.append(result.problem)
             outcome.findings = list(result.findings)
         else:
-            outcome.findings = list(Analyzer().analyze(text, settings))
+            analyzer = Analyzer(workspace=workspace_for(path))
+            outcome.findings = list(analyzer.analyze(text, settings, path=str(path)))
+            outcome.dependencies = set(analyzer.dependencies)
     except SourceError as exc:
         outcome.error = str(exc)
     except Exception as exc:  # one file's analysis failure must not stop the run

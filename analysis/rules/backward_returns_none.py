@@ -90,6 +90,8 @@ class BackwardReturnsNone(Rule):
             if not is_backward(event) or event.method != "backward" or not event.used \
                     or _forwarded(event) or not _torch_like(event):
                 continue
+            if not isinstance(event.receiver, TensorFacts) and trace.torch_name is None:
+                continue      # a module that does not import torch: another library's backward
             fixes = ()
             leaves = _leaf_names(trace, event)
             if isinstance(event.receiver, TensorFacts) and len(leaves) == 1 and not event.node.args:

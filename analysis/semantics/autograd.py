@@ -120,10 +120,10 @@ def grads_reached(call: Call, output: TensorFacts, grad: str) -> None:
             else:
                 state.update_tensor(replace(leaf, grad=grad, grad_since=here))
     if output.opaque:
-        _any_leaf_may_have_grad(call)
+        any_leaf_may_have_grad(call)
 
 
-def _any_leaf_may_have_grad(call: Call) -> None:
+def any_leaf_may_have_grad(call: Call) -> None:
     state = call.state
     for t in list(state.leaves()):
         if t.grad == "none":
@@ -147,7 +147,7 @@ def _autograd_backward(call: Call):
     for item in items:
         item = call.state.fresh(item)
         if not isinstance(item, TensorFacts):
-            _any_leaf_may_have_grad(call)
+            any_leaf_may_have_grad(call)
             continue
         if retain is False or (retain is None and not call.given(None, "retain_graph") and create is not True):
             call.state.free(item.saved_nodes, call.node)
@@ -251,7 +251,8 @@ def _grad_inplace(call: Call):
     """`p.grad.zero_()`: clears the gradient (after a backward; while `.grad` is
     None it raises AttributeError, which a rule reports)."""
     owner = call.state.fresh(call.receiver.owner)
-    if call.method == "zero_" and owner.grad != "none":
+    if call.method in ("zero_", "fill_", "mul_", "copy_") and owner.grad != "none":
+        # Zeroed (or overwritten) in place: whatever the earlier backwards summed is gone.
         call.state.update_tensor(replace(owner, grad="zero"))
     return call.receiver
 

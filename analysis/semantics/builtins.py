@@ -157,8 +157,11 @@ def havoc(call: Call) -> None:
     """A call the analysis cannot see into: what it was handed may have changed.
     A tensor's `.grad` may now be filled (it may run backward); a list or dict may
     hold other items; a module's or optimizer's gradients may have been cleared."""
-    from analysis.semantics import containers, nn
+    from analysis.semantics import autograd, containers, nn
     state = call.state
+    if call.method == "backward":
+        # A backward through a graph we do not know may fill any leaf's .grad.
+        autograd.any_leaf_may_have_grad(call)
     values = list(call.args) + list(call.kwargs.values())
     if call.receiver is not None and not isinstance(call.receiver, (TorchName,)):
         values.append(call.receiver)
