@@ -261,6 +261,26 @@ class MissingZeroGrad(Rule):
             events = [e for e in trace.inside(loop, first_pass=False)
                       if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
             yield self._report(trace, loop, event, events, locale)
+        yield from self._opaque_optimizers(trace, reported, locale)
+
+    def _opaque_optimizers(self, trace, reported, locale):
+        """An optimizer whose parameters are not known (a wrapped or parallelised
+        model): the loop backwards and steps it on every iteration, and nothing in the
+        loop clears any gradient or hands the optimizer to code that could."""
+        for loop_event in trace.loops():
+            loop = loop_event.loop
+            if loop in reported or loop.is_comprehension:
+                continue
+            events = trace.inside(loop)
+            steps = [e for e in events if isinstance(e, CallEvent) and e.method == "step"
+                     and e.extra.get("optimizer") is not None and not e.extra.get("complete")
+                     and e.ctx.always_runs_in(loop)]
+            backwards = [e for e in events if is_backward(e) and e.ctx.always_runs_in(loop)
+                         and _training_loop(e.ctx) is loop]
+            if not steps or not backwards or any(_may_clear(e, steps[0]) for e in events):
+                continue
+            reported.add(loop)
+            yield self._report(trace, loop, steps[0], events, locale)
 
     def _report(self, trace, loop, consumer, events, locale) -> Report:
         site = consumer.ctx.site_in(loop)
@@ -287,6 +307,23 @@ class MissingZeroGrad(Rule):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
         return Report(_backward_site(events, loop) or site, self.text("manual", locale, leaf=leaf), fixes, at)
+
+
+def _may_clear(event, step) -> bool:
+    """Whether an event in the loop clears gradients, or may."""
+    if isinstance(event, AttrAssignEvent) and event.attr == "grad":
+        return True
+    if not isinstance(event, CallEvent):
+        return False
+    if event.method in ("zero_grad", "zero_", "fill_") or "cleared" in event.extra:
+        return True
+    if isinstance(event.receiver, GradAttr):
+        return True
+    optimizer = step.extra.get("optimizer")
+    if event.qualname is None and not event.followed and event is not step \
+            and any(isinstance(v, ObjectRef) and v == optimizer for v in (*event.args, *event.kwargs.values())):
+        return True      # code we cannot see is handed the optimizer
+    return False
 
 
 def _loop_of_earlier_pass(since, ctx):
