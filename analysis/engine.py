@@ -48,6 +48,7 @@ class ParsedChunk:
     _cst: object = None
     _signature: object = None
     _free: dict = field(default_factory=dict)
+    _generators: dict = field(default_factory=dict)
     # For a chunk of another module of the project: that module's names, which its
     # functions read as their globals.
     module_names: dict | None = None
@@ -172,6 +173,7 @@ class Analyzer:
         segments = [module]
         kept = {}
         context = ModuleContext("__main__", path, self._resolver())
+        instances: dict = {}
         for part in parts:
             for node in part.tree.body:
                 for function, owner in _definitions(node, state.names):
@@ -180,12 +182,24 @@ class Analyzer:
                     key = (function, owner, locale, _globals_digest(function, part, state))
                     segment = self._alone_cache.get(key)
                     if segment is None:
-                        segment = self._run_alone(function, owner, part, state, context, locale,
-                                                  mentions_backward)
+                        if owner is not None and owner not in instances:
+                            instances[owner] = self._instance(owner, part, state, context)
+                        segment = self._run_alone(function, instances.get(owner), part, state, context,
+                                                  locale, mentions_backward)
                     kept[key] = segment
                     segments.append(segment)
         self._alone_cache = kept
         return segments
+
+    def _instance(self, cls, part, state: State, context):
+        """(state, `self`) for the methods of a class run on their own: an instance
+        whose `__init__` ran with unknown arguments, made once for all its methods."""
+        walker = Walker()
+        run_state = state.copy()
+        frame = Frame(None, part, None, prefix=("instance",) + part.key, module=context)
+        found = []
+        self._guarded(lambda: found.append(_instance_for_alone_run(walker, cls, run_state, frame)))
+        return run_state, (found[0] if found else None)
 
     def _module_segment(self, parts: list, path, locale: str, mentions_backward: bool):
         """(segment, final state, functions its calls reached) of the module's own code.
@@ -237,15 +251,17 @@ class Analyzer:
                                         set(walker.followed_sources), set(walker.followed_nodes))
         return segment, state, walker.followed_nodes
 
-    def _run_alone(self, function, owner, part, state: State, context, locale: str, mentions_backward: bool):
+    def _run_alone(self, function, instance, part, state: State, context, locale: str, mentions_backward: bool):
         trace = Trace(mentions_backward=mentions_backward)
         walker = Walker(trace)
         walker.torch_name = _torch_name(state.names)
+        receiver = None
+        if instance is not None:
+            state, receiver = instance
         run_state = state.copy()
         frame = Frame(None, part, None, prefix=("alone",) + part.key, module=context)
 
         def run():
-            receiver = _instance_for_alone_run(walker, owner, run_state, frame) if owner is not None else None
             walker.run_alone(function, receiver, run_state, frame, Context(no_grad=None))
 
         self._guarded(run)
@@ -492,8 +508,7 @@ def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame
         ref = instantiate(walker, cls, call)
     except RecursionError:
         return None
-    state.heap.update(run_state.heap)
-    state.tensors.update(run_state.tensors)
+    state.become(run_state)
     return ref if isinstance(ref, ObjectRef) else None
 
 

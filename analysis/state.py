@@ -25,12 +25,90 @@ from analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValu
                             join_tensors, weakened)
 
 
+_GONE = object()
+
+
+class Layered:
+    """A dict in two layers: a `base` shared (and never changed) by the copies made
+    from one point, and the changes since on top. Copying costs the changes only,
+    and joining two copies of one base looks at the keys either of them changed."""
+    __slots__ = ("base", "top")
+
+    # Changes a copy may carry before they are folded into a new shared base.
+    FOLD = 48
+
+    def __init__(self, base: dict | None = None, top: dict | None = None):
+        self.base = base if base is not None else {}
+        self.top = top if top is not None else {}
+
+    def get(self, key, default=None):
+        value = self.top.get(key, _GONE)
+        if value is _GONE:
+            return default if key in self.top else self.base.get(key, default)
+        return value
+
+    def __contains__(self, key) -> bool:
+        if key in self.top:
+            return self.top[key] is not _GONE
+        return key in self.base
+
+    def __getitem__(self, key):
+        value = self.get(key, _GONE)
+        if value is _GONE:
+            raise KeyError(key)
+        return value
+
+    def __setitem__(self, key, value) -> None:
+        self.top[key] = value
+
+    def pop(self, key, default=None):
+        value = self.get(key, _GONE)
+        if key in self.base:
+            self.top[key] = _GONE
+        else:
+            self.top.pop(key, None)
+        return default if value is _GONE else value
+
+    def update(self, other) -> None:
+        for key, value in (other.items() if hasattr(other, "items") else other):
+            self.top[key] = value
+
+    def keys(self):
+        return {k for k in self.base if k not in self.top} | {k for k, v in self.top.items() if v is not _GONE}
+
+    def items(self):
+        for key in self.keys():
+            yield key, self.get(key)
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def copy(self) -> "Layered":
+        if len(self.top) > self.FOLD:
+            # Fold the changes into a new base that this one and the copy share.
+            merged = dict(self.base)
+            for key, value in self.top.items():
+                if value is _GONE:
+                    merged.pop(key, None)
+                else:
+                    merged[key] = value
+            self.base, self.top = merged, {}
+        return Layered(self.base, dict(self.top))
+
+    def changed_keys(self, other: "Layered"):
+        """The keys whose values may differ between two copies, or None when they do
+        not share a base (then every key may)."""
+        if self.base is other.base:
+            return self.top.keys() | other.top.keys()
+        return None
+
+
 @dataclass
 class State:
     # The names of the running frame (module globals at module level).
     names: dict = field(default_factory=dict)
-    tensors: dict = field(default_factory=dict)
-    heap: dict = field(default_factory=dict)
+    tensors: Layered = field(default_factory=Layered)
+    heap: Layered = field(default_factory=Layered)
     freed: dict = field(default_factory=dict)
     clobbered: dict = field(default_factory=dict)
     no_grad: object = False
@@ -43,7 +121,7 @@ class State:
     clock: list = field(default_factory=lambda: [0])
 
     def copy(self) -> "State":
-        return State(dict(self.names), dict(self.tensors), dict(self.heap), self.freed,
+        return State(dict(self.names), self.tensors.copy(), self.heap.copy(), self.freed,
                      self.clobbered, self.no_grad, self.reachable, self.made, self.clock)
 
     def become(self, other: "State") -> None:
@@ -212,20 +290,23 @@ def _join_names(a: dict, b: dict) -> dict:
     return out
 
 
-def _join_tensors(a: dict, b: dict, made: dict) -> dict:
+def _join_tensors(a: Layered, b: Layered, made: dict) -> Layered:
     if a is b:
         return a
-    out = {}
-    for tid in a.keys() | b.keys():
+    keys = a.changed_keys(b)
+    out = Layered(a.base, {}) if keys is not None else Layered()
+    if keys is None:
+        keys = a.keys() | b.keys()
+    for tid in keys:
         x, y = a.get(tid), b.get(tid)
         latest = made.get(tid)
         if latest is not None:
             # Facts of an earlier tensor made at the same site are no one's now.
             x = x if x is not None and x.birth >= latest.birth else None
             y = y if y is not None and y.birth >= latest.birth else None
-            if x is None and y is None:
-                continue
-        if x is not None and y is not None:
+        if x is None and y is None:
+            out.pop(tid)
+        elif x is not None and y is not None:
             out[tid] = x if x == y else join_tensors(x, y)
         else:
             # Changed on one path only: what the change altered is unknown afterwards.
@@ -233,14 +314,20 @@ def _join_tensors(a: dict, b: dict, made: dict) -> dict:
     return out
 
 
-def _join_heaps(a: dict, b: dict) -> dict:
+def _join_heaps(a: Layered, b: Layered) -> Layered:
     if a is b:
         return a
-    out = {}
-    for oid in a.keys() | b.keys():
+    keys = a.changed_keys(b)
+    out = Layered(a.base, {}) if keys is not None else Layered()
+    if keys is None:
+        keys = a.keys() | b.keys()
+    for oid in keys:
         x, y = a.get(oid), b.get(oid)
         if x is y:
-            out[oid] = x
+            if x is None:
+                out.pop(oid)
+            else:
+                out[oid] = x
         elif x is None or y is None:
             # Made on one path only: as it is on that path (the other path has no
             # reference to it).

@@ -69,6 +69,16 @@ class Context:
     # The function was run on its own, with unknown parameters.
     alone: bool = False
 
+    def at(self, stmt, source, no_grad) -> "Context":
+        """This context at another statement (the walker's most frequent change, made
+        without `dataclasses.replace`'s generic cost)."""
+        return Context(no_grad, self.loops, self.passes, self.blocks, stmt, source, self.function,
+                       self.calls, self.alone)
+
+    def inside(self, block) -> "Context":
+        return Context(self.no_grad, self.loops, self.passes, self.blocks + (block,), self.stmt,
+                       self.source, self.function, self.calls, self.alone)
+
     @property
     def loop(self):
         return self.loops[-1] if self.loops else None

@@ -164,7 +164,7 @@ class Walker:
 
     def stmt(self, node, state: State, frame: Frame, ctx: Context) -> None:
         self.steps += 1
-        ctx = replace(ctx, stmt=node, source=frame.source, no_grad=state.no_grad)
+        ctx = ctx.at(node, frame.source, state.no_grad)
         handler = _STATEMENTS.get(type(node))
         if handler is not None:
             handler(self, node, state, frame, ctx)
@@ -306,9 +306,9 @@ class Walker:
         outs = []
         current, pending = node, state
         while True:
-            test_ctx = replace(ctx, stmt=current)
+            test_ctx = ctx.at(current, ctx.source, ctx.no_grad)
             known = truth(self.expr(current.test, pending, frame, test_ctx))
-            inner = replace(ctx, blocks=ctx.blocks + (current,))
+            inner = ctx.inside(current)
             if known is not False:
                 then = pending if known is True else pending.copy()
                 self.block(current.body, then, frame, inner)
@@ -344,7 +344,7 @@ class Walker:
         state.no_grad = saved
 
     def s_try(self, node, state, frame, ctx):
-        inner = replace(ctx, blocks=ctx.blocks + (node,))
+        inner = ctx.inside(node)
         entry = state.copy()
         self.block(node.body, state, frame, inner)
         outs = []
@@ -568,8 +568,8 @@ class Walker:
             if known is False:
                 return self.expr(node.orelse, state, frame, ctx)
             other = state.copy()
-            a = self.expr(node.body, state, frame, replace(ctx, blocks=ctx.blocks + (node,)))
-            b = self.expr(node.orelse, other, frame, replace(ctx, blocks=ctx.blocks + (node,)))
+            a = self.expr(node.body, state, frame, ctx.inside(node))
+            b = self.expr(node.orelse, other, frame, ctx.inside(node))
             state.become(state.joined(other))
             return join(state.fresh(a), state.fresh(b))
         if kind in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
@@ -769,7 +769,7 @@ class Walker:
         values = []
         branches = []
         result_known = True
-        inner = replace(ctx, blocks=ctx.blocks + (node,))
+        inner = ctx.inside(node)
         for index, value_node in enumerate(node.values):
             value = self.expr(value_node, state, frame, ctx if index == 0 else inner)
             values.append(value)
@@ -998,7 +998,7 @@ class Walker:
         state.become(joined)
         state.names = saved_names
         state.no_grad = saved_mode
-        if frame.yields or _is_generator(function.node):
+        if frame.yields or _is_generator(function):
             value = containers.generator_of(self.call_for(node, state, caller, ctx), function,
                                             _join_all(frame.yields) if frame.yields else None)
         return value, True
@@ -1132,9 +1132,19 @@ def _self_addition(assign: ast.Assign):
     return None
 
 
-def _is_generator(node) -> bool:
+def _is_generator(function) -> bool:
+    """Whether a function's body yields (found once per definition)."""
+    node = function.node
     if isinstance(node, ast.Lambda):
         return False
+    cache = function.source._generators if function.source is not None else {}
+    found = cache.get(id(node))
+    if found is None:
+        found = cache[id(node)] = _yields(node)
+    return found
+
+
+def _yields(node) -> bool:
     stack = list(node.body)
     while stack:
         current = stack.pop()
