@@ -109,6 +109,8 @@ class TensorFacts:
     # and the loop the parent was made in.
     element_of: object = None
     base_made_in: object = None
+    # A view (`w[:, 0]`, `w.view(...)`) of a leaf that requires grad.
+    view_of_leaf: bool = False
     # Graph nodes that saved this very tensor for their backward: changing it in
     # place breaks a later backward through them.
     saved_by: frozenset = frozenset()
@@ -399,6 +401,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         made_in_loop=_same(a.made_in_loop, b.made_in_loop),
         element_of=_same(a.element_of, b.element_of),
         base_made_in=_same(a.base_made_in, b.base_made_in),
+        view_of_leaf=a.view_of_leaf and b.view_of_leaf,
         saved_by=a.saved_by | b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,

@@ -128,10 +128,13 @@ class InplaceLeaf(Rule):
     def check(self, trace, locale):
         for event in trace.of(InplaceEvent):
             t = event.target
-            if not (isinstance(t, TensorFacts) and t.is_leaf is True and t.requires_grad is True
-                    and event.ctx.no_grad is False) or event.op in api.INPLACE_ALLOWED_ON_LEAF:
+            if not isinstance(t, TensorFacts) or event.ctx.no_grad is not False \
+                    or event.op in api.INPLACE_ALLOWED_ON_LEAF:
                 continue
-            runtime = RUNTIME_VIEW if event.op == "setitem" else RUNTIME
+            leaf = t.is_leaf is True and t.requires_grad is True
+            if not leaf and not t.view_of_leaf:
+                continue
+            runtime = RUNTIME_VIEW if event.op == "setitem" or not leaf else RUNTIME
             op = event.op if event.op in ("setitem",) or event.op.endswith("=") or "(" in event.op \
                 else f".{event.op}()"
             message = self.text("message", locale, name=source_of(event.target_node, event),

@@ -8,6 +8,8 @@ items, and the joined `item` stays.
 """
 from __future__ import annotations
 
+import ast
+
 from analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
                             TupleValue, Unknown, join)
 from analysis.semantics import Call, method
@@ -132,6 +134,9 @@ def getitem(walker, state, base, index, node, frame, ctx):
             key = _key(index)
             if items is not None and isinstance(key, int) and -len(items) <= key < len(items):
                 return state.fresh(items[key])
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+                # a slice of a list is a list of the same items
+                return new_list(walker.call_for(node, state, frame, ctx), None, item=item_of(state, base))
             return item_of(state, base)
         if base.kind == "dict":
             entries = entries_of(state, base)

@@ -217,3 +217,11 @@ def _partial(call: Call):
 
 
 __all__ = ["NdArray", "NUMPY_CONVERTING", "deep_copy", "NONE", "StrValue", "Unknown"]
+
+
+@function("types.SimpleNamespace", "argparse.Namespace")
+def _namespace(call: Call):
+    """An object whose attributes are its keyword arguments (options, configs)."""
+    ref = ObjectRef(call.new_id(), "instance", call.qualname)
+    call.state.new_object(ref, dict(call.kwargs))
+    return ref

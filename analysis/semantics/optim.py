@@ -94,6 +94,10 @@ def make_optimizer(call: Call):
     ref = ObjectRef(call.new_id(), "optimizer", call.qualname)
     call.state.new_object(ref, {})
     init_optimizer(call, ref, call.arg(0, "params"))
+    if call.qualname.endswith(".LBFGS"):
+        # LBFGS evaluates the closure up to `max_iter` times (20 by default) per step.
+        max_iter = call.number(2, "max_iter", 20)
+        call.state.set_attr(ref, "closure_calls", NumberValue("int", 2 if max_iter is None or max_iter > 1 else 1))
     return ref
 
 
@@ -142,8 +146,11 @@ def step(call: Call, optimizer: ObjectRef | None = None):
         saved = call.state.no_grad
         if saved is True:
             call.state.no_grad = False
-        inner = Call(call.node, [], {}, call.state, call.ctx, call.walker, call.frame)
-        result, _ = call.walker.apply(closure, inner)
+        calls = call.state.attr(optimizer, "closure_calls", NumberValue("int", 1))
+        for index in range(calls.value if isinstance(calls, NumberValue) and calls.value else 1):
+            inner = Call(call.node, [], {}, call.state, call.ctx, call.walker, call.frame,
+                         salt=call.salt + ("closure", index))
+            result, _ = call.walker.apply(closure, inner)
         call.state.no_grad = saved
     from analysis.semantics.autograd import iteration
     params, complete = owned(call.state, optimizer)

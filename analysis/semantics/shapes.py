@@ -131,6 +131,8 @@ def _divided(total, known: int):
     if isinstance(total, int):
         return total // known if total % known == 0 else None
     if isinstance(total, Sym):
+        if known == 1:
+            return total
         label, _, factor = total.label.rpartition("*")
         if label and factor.isdigit() and int(factor) % known == 0:
             base = Sym(label, total.first // int(factor) if total.first is not None else None,

@@ -265,7 +265,8 @@ def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int
     change of it changes `base`."""
     out = derived(call, "getitem", [base], shape=shape, dtype=base.dtype, grad_fn=grad_fn, part=part)
     if isinstance(out, TensorFacts):
-        out = replace(out, element_of=base.tid, base_made_in=base.made_in_loop)
+        out = replace(out, element_of=base.tid, base_made_in=base.made_in_loop,
+                      view_of_leaf=base.is_leaf is True and base.requires_grad is True or base.view_of_leaf)
     return out
 
 
@@ -627,6 +628,10 @@ def _data_shape_dtype(call: Call, data):
         items = list(data.items)
     elif isinstance(data, ObjectRef) and data.kind == "list":
         items = containers.known_items(call.state, data)
+        if items is None:
+            # How many is not known; what kind of number each is may be.
+            _, dtype = _data_shape_dtype(call, call.state.fresh(containers.item_of(call.state, data)))
+            return None, dtype
     if items is None:
         return None, None
     if not items:
@@ -1203,8 +1208,17 @@ def _expand(call: Call):
     return view_of(call, t, shape, "ExpandBackward0")
 
 
+@tensor_method("gather")
+def _gather(call: Call):
+    """`t.gather(dim, index)`: the shape of `index`."""
+    t, index = call.receiver, call.arg(1, "index")
+    shape = index.shape if isinstance(index, TensorFacts) else None
+    return derived(call, "gather", [t], shape=shape, dtype=t.dtype,
+                   grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get("torch.gather"))
+
+
 @tensor_method("repeat", "tile", "unflatten", "unfold", "movedim", "narrow", "diagonal", "diff",
-               "gather", "index_select", "masked_select", "outer", "repeat_interleave", "tril",
+               "index_select", "masked_select", "outer", "repeat_interleave", "tril",
                "triu", "flip", "roll", "take", "index_add", "scatter", "scatter_add", "index_fill",
                "masked_scatter", "put", "sort", "topk", "kthvalue")
 def _reshaping(call: Call):
