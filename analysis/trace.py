@@ -178,6 +178,8 @@ class InplaceEvent:
     op: str                        # "+=", "setitem", or the method name ("add_")
     # Made by a layer inside a container (`nn.Sequential`): no line of the user's.
     hidden: bool = False
+    # The in-place layer (an ObjectRef) that made it, if a layer did.
+    layer: object = None
 
 
 @dataclass

@@ -29,7 +29,7 @@ from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
 from analysis.names import canonical
 from analysis.semantics import Call, truth
 from analysis.semantics import builtins as py
-from analysis.semantics import containers, objects, tensors
+from analysis.semantics import containers, external, objects, tensors
 from analysis.state import State, join_states
 from analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
                             CallEvent, CallSite, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
@@ -666,7 +666,8 @@ class Walker:
         if isinstance(receiver, TorchName):
             return TorchName(canonical(f"{receiver.qualname}.{name}"))
         if isinstance(receiver, ExternalName):
-            return ExternalName(f"{receiver.qualname}.{name}")
+            qualname = f"{receiver.qualname}.{name}"
+            return external.constant(qualname) or ExternalName(qualname)
         if isinstance(receiver, ModuleNamespace):
             for key, value in receiver.names:
                 if key == name:
@@ -739,12 +740,14 @@ class Walker:
     def binary(self, op, left, right, node, state, frame, ctx):
         if op is None:
             return UNKNOWN
+        if op == "mul" and isinstance(right, NumberValue) and containers.is_sequence(left):
+            return containers.repeat(self.call_for(node, state, frame, ctx), left, right)
+        if op == "mul" and isinstance(left, NumberValue) and containers.is_sequence(right):
+            return containers.repeat(self.call_for(node, state, frame, ctx), right, left)
         if isinstance(left, (TensorFacts, NumberValue)) or isinstance(right, (TensorFacts, NumberValue)):
             return tensors.binary(self.call_for(node, state, frame, ctx), op, left, right)
         if op == "add":
             return containers.concatenate(self.call_for(node, state, frame, ctx), left, right)
-        if op == "mul" and isinstance(right, NumberValue):
-            return containers.repeat(self.call_for(node, state, frame, ctx), left)
         if isinstance(left, StrValue) or isinstance(right, StrValue):
             return StrValue()
         return UNKNOWN

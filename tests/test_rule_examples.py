@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from analysis import analyze, all_rules
+from analysis.edits import apply_edits
 from analysis.rule import Raises, Warns
 from tests.rule_examples import BAD, GOOD
 
@@ -16,6 +17,15 @@ def test_bad_example_is_flagged(rule, example):
     assert mine, f"{rule.name} missed:\n{example.code}\nfound: {findings}"
     assert example.line in [f.line for f in mine], (
         f"{rule.name} flagged lines {[f.line for f in mine]}, expected {example.line}")
+    on_line = [f for f in mine if f.line == example.line]
+    if example.column is not None:
+        # Columns are stated 1-based, as the command line prints them.
+        assert example.column in [f.column + 1 for f in on_line], (
+            f"{rule.name} flagged columns {[f.column + 1 for f in on_line]}, expected {example.column}")
+    if example.fixed is not None:
+        fixes = [f.fixes[0] for f in on_line if f.fixes]
+        assert fixes, f"{rule.name} offers no fix on line {example.line}"
+        assert apply_edits(example.code, fixes[0].edits) == example.fixed
 
 
 QUOTED = [p for p in BAD

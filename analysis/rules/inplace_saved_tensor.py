@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import TensorFacts
+from analysis.facts import ObjectRef, TensorFacts
 from analysis.rule import Example, Raises, Report, Rule
 from analysis.rulekit import backward_target, source_of, target_node
 from analysis.trace import InplaceEvent
@@ -40,14 +40,14 @@ class InplaceSavedTensor(Rule):
     messages = {
         "en": {"inplace": f"`{{name}}` was saved for the backward of an earlier op; changing it in "
                           f"place makes the later backward raise RuntimeError: {RUNTIME}",
-               "module": f"this backward goes through a layer whose in-place activation overwrote "
-                         f"an output saved for backward: it raises RuntimeError: {RUNTIME}",
+               "module": f"this in-place layer overwrites an output the layer before it saved for "
+                         f"backward: a backward through the model raises RuntimeError: {RUNTIME}",
                "step": f"`{{name}}` changes in place parameters that the graph of `{{loss}}` saved "
                        f"before it: the backward of `{{loss}}` raises RuntimeError: {RUNTIME}; "
                        f"backward before the step, or recompute the forward after it"},
         "zh": {"inplace": f"`{{name}}` 已被之前的运算保存用于反向传播；原地修改它会使之后的 backward 抛出 "
                           f"RuntimeError: {RUNTIME}",
-               "module": f"这次 backward 经过的网络中，原地激活覆盖了为反向传播保存的输出：会抛出 "
+               "module": f"这个原地计算的层覆盖了前一层为反向传播保存的输出：经过该模型的 backward 会抛出 "
                          f"RuntimeError: {RUNTIME}",
                "step": f"`{{name}}` 原地修改了 `{{loss}}` 的计算图之前保存的参数：`{{loss}}` 的 backward "
                        f"会抛出 RuntimeError: {RUNTIME}；请在 step 之前 backward，或在 step 之后重新前向计算"},
@@ -79,7 +79,7 @@ class InplaceSavedTensor(Rule):
             "loss = net(x).pow(2).mean()\n"
             "loss.backward()\n"
             "optimizer.step()\n",
-            Raises("RuntimeError", RUNTIME), line=8),
+            Raises("RuntimeError", RUNTIME), line=3, column=52),
         Example(
             "import torch\n"
             "a = torch.randn(3, requires_grad=True)\n"
@@ -118,6 +118,7 @@ class InplaceSavedTensor(Rule):
         for event in trace.of(InplaceEvent):
             changes.setdefault(event.node, event)
         steps = {e.node: e for e in trace.calls() if e.method == "step"}
+        made_by = {e.result: e for e in trace.calls() if isinstance(e.result, ObjectRef)}
         for event in trace.calls():
             target = backward_target(event)
             if not isinstance(target, TensorFacts):
@@ -125,11 +126,12 @@ class InplaceSavedTensor(Rule):
             # Report at the in-place op (which may sit in another function or chunk).
             clobbering = {event.clobbered[n] for n in target.saved_nodes
                           if n in event.clobbered and n not in event.freed}
-            by_layer = False
+            by_layer = []
             for node in clobbering:
                 if node in changes and changes[node].hidden:
-                    # An in-place activation overwrote it: torch's code, not a line of the user's.
-                    by_layer = True
+                    # An in-place activation inside a container overwrote it: torch's code,
+                    # not a line of the user's; the layer's definition is.
+                    by_layer.append(changes[node].layer)
                 elif node in changes:
                     change = changes[node]
                     yield Report(node, self.text("inplace", locale,
@@ -139,7 +141,10 @@ class InplaceSavedTensor(Rule):
                     yield Report(event.node, self.text(
                         "step", locale, name=source_of(step.node.func, step),
                         loss=source_of(target_node(event), event)), (), event)
-            if by_layer:
+            made = [made_by.get(layer) for layer in by_layer if layer is not None]
+            for at in {id(m): m for m in made if m is not None}.values():
+                yield Report(at.node, self.text("module", locale), (), at)
+            if by_layer and not any(made):
                 yield Report(event.node, self.text("module", locale), (), event)
 
 

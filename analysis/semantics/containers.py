@@ -199,13 +199,25 @@ def concatenate(call: Call, left, right):
     return UNKNOWN
 
 
-def repeat(call: Call, value):
+def repeat(call: Call, value, times=None):
+    """`[x] * n`: the items n times over (when n and the items are known and few)."""
     state = call.state
+    count = times.value if isinstance(times, NumberValue) and isinstance(times.value, int) else None
+    items = known_items(state, value) if isinstance(value, ObjectRef) and value.kind == "list" else (
+        list(value.items) if isinstance(value, TupleValue) else None)
+    if items is not None and count is not None and 0 <= count * len(items) <= 64:
+        if isinstance(value, TupleValue):
+            return TupleValue(tuple(items) * count)
+        return new_list(call, items * count)
     if isinstance(value, ObjectRef) and value.kind == "list":
         return new_list(call, None, item=item_of(state, value))
     if isinstance(value, TupleValue):
-        return UNKNOWN
+        return new_list(call, None, item=_join_all(value.items))
     return UNKNOWN
+
+
+def is_sequence(value) -> bool:
+    return isinstance(value, TupleValue) or (isinstance(value, ObjectRef) and value.kind == "list")
 
 
 def as_kwargs(state, value):

@@ -38,6 +38,23 @@ NUMPY_CONVERTING = frozenset({
 })
 
 
+# NumPy ufuncs: they convert any tensor they are given with `__array__`.
+NUMPY_UFUNCS = frozenset({"numpy." + n for n in (
+    "log", "log2", "log10", "log1p", "exp", "expm1", "sqrt", "square", "abs", "absolute", "sin",
+    "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "sign", "floor", "ceil",
+    "round", "clip", "maximum", "minimum", "power", "add", "subtract", "multiply", "divide")})
+# Constants NumPy and math name.
+CONSTANTS = {"numpy.pi": 3.141592653589793, "numpy.e": 2.718281828459045, "math.pi": 3.141592653589793,
+             "math.e": 2.718281828459045, "math.tau": 6.283185307179586, "numpy.inf": float("inf"),
+             "math.inf": float("inf")}
+
+
+def constant(qualname: str):
+    """The number a library constant stands for, or None."""
+    value = CONSTANTS.get(qualname)
+    return NumberValue("float", value) if value is not None else None
+
+
 def _numpy_family(qualname: str):
     name = qualname.split(".", 1)[1] if "." in qualname else ""
     if not name:
@@ -48,7 +65,7 @@ def _numpy_family(qualname: str):
 
 
 def _numpy_function(call: Call):
-    if call.qualname in NUMPY_CONVERTING:
+    if call.qualname in NUMPY_CONVERTING or call.qualname in NUMPY_UFUNCS:
         return NdArray(converted=_graph_tensor(call))
     name = call.qualname.rsplit(".", 1)[-1]
     if name == "default_rng" or name == "RandomState":
@@ -66,7 +83,8 @@ def _graph_tensor(call: Call):
     value = call.arg(0)
     if isinstance(value, TensorFacts):
         # Reductions call a lone tensor's own method instead of converting it.
-        return value if value.requires_grad is True and call.qualname.endswith(("array", "asarray")) else None
+        converts = call.qualname.endswith(("array", "asarray")) or call.qualname in NUMPY_UFUNCS
+        return value if value.requires_grad is True and converts else None
     items = ()
     if isinstance(value, ObjectRef) and value.kind == "list":
         items = containers.known_items(call.state, value) or [containers.item_of(call.state, value)]

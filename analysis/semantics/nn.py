@@ -322,7 +322,8 @@ def call_layer(call: Call, ref: ObjectRef):
         if isinstance(inplace, NumberValue) and inplace.value is True and state.no_grad is not True:
             # `ReLU(inplace=True)(x)` overwrites x: a tensor an earlier op saved is lost.
             t_ops.inplace(call, first, call.node.args[0] if call.node is not None and call.node.args
-                          else call.node, f"{name}(inplace=True)", None, call.node, hidden=bool(call.salt))
+                          else call.node, f"{name}(inplace=True)", None, call.node, hidden=bool(call.salt),
+                          layer=ref)
             first = state.fresh(first)
             return _activated(call, name, first)
         if name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout") and \
@@ -628,6 +629,26 @@ def _apply(call: Call):
                          salt=call.salt + (index,))
             call.walker.apply(fn, inner)
     return call.receiver
+
+
+@method("module", "get_submodule", "get_parameter", "get_buffer")
+def _get_submodule(call: Call):
+    """`model.get_submodule("neck.ats")`: the attribute path, followed."""
+    target = call.arg(0, "target")
+    if not isinstance(target, StrValue) or target.value is None:
+        return UNKNOWN
+    value = call.receiver
+    for name in target.value.split(".") if target.value else []:
+        if not isinstance(value, ObjectRef):
+            return UNKNOWN
+        attrs = call.state.attrs(value)
+        if name.isdigit() and attrs.get("_items") is not None and int(name) < len(attrs["_items"]):
+            value = call.state.fresh(attrs["_items"][int(name)])
+        elif name in attrs:
+            value = call.state.fresh(attrs[name])
+        else:
+            return UNKNOWN
+    return value
 
 
 @method("module", "state_dict", "load_state_dict", "named_buffers", "buffers", "extra_repr",

@@ -132,7 +132,11 @@ def binary(call: Call, op: str, left, right):
     if op in ("add", "sub") and isinstance(out, TensorFacts) and out.requires_grad is True:
         # A penalty built from a gradient taken without create_graph, added to a loss:
         # it counts in the value and gives no gradient.
-        dead = {v.grad_call for v in (left, right) if isinstance(v, TensorFacts)
+        # Only a scalar term added to a scalar (a penalty to a loss): a gradient step on
+        # weights (`w - lr * g`, first-order meta-learning) is meant to have no graph.
+        scalars = all(isinstance(v, NumberValue) or (isinstance(v, TensorFacts) and v.is_scalar())
+                      for v in (left, right))
+        dead = {v.grad_call for v in (left, right) if scalars and isinstance(v, TensorFacts)
                 and v.requires_grad is False and v.grad_call is not None}
         if dead:
             out = call.state.created(replace(out, ungraded=out.ungraded | dead))
@@ -355,12 +359,12 @@ def setitem(call: Call, base: TensorFacts, target_node, value) -> None:
 # -- in place -----------------------------------------------------------------------------------
 
 def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node,
-            hidden: bool = False) -> None:
+            hidden: bool = False, layer=None) -> None:
     """An in-place change of `target`: the event; the graph nodes that had saved it
     (grad mode on), whose backward it breaks; and what it becomes."""
     state = call.state
     target = state.fresh(target)
-    call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op, hidden))
+    call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op, hidden, layer))
     if target.saved_by and state.no_grad is not True:
         state.clobber(target.saved_by, node)
     result = inplace_result(call, target, state.fresh(operand))
