@@ -183,8 +183,10 @@ NONE = NoneValue()
 
 @dataclass(frozen=True)
 class TupleValue:
-    """A tuple whose items are known (for unpacking and indexing)."""
+    """A tuple whose items are known (for unpacking and indexing); `names` for a
+    named tuple (`values, indices = t.max(1)`, `t.max(1).values`)."""
     items: tuple
+    names: tuple | None = None
 
 
 @dataclass(frozen=True)

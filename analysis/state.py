@@ -140,7 +140,7 @@ class State:
             return value if owner is value.owner else GradAttr(owner, value.via_data)
         if isinstance(value, TupleValue) and any(isinstance(v, (TensorFacts, TupleValue))
                                                  for v in value.items):
-            return TupleValue(tuple(self.fresh(v) for v in value.items))
+            return TupleValue(tuple(self.fresh(v) for v in value.items), value.names)
         return value
 
     def update_tensor(self, new: TensorFacts) -> None:

@@ -317,6 +317,8 @@ def backward_target(event: CallEvent):
     if event.qualname in ("torch.autograd.grad", "torch.autograd.backward"):
         outputs = event.args[0] if event.args else event.kwargs.get(
             "outputs" if event.qualname.endswith("grad") else "tensors")
+        if not isinstance(outputs, TensorFacts):
+            outputs = event.extra.get("first_output")
         return outputs if isinstance(outputs, TensorFacts) else None
     if is_backward(event) and isinstance(event.receiver, TensorFacts):
         return event.receiver

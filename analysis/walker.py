@@ -598,10 +598,8 @@ class Walker:
             self.expr(node.value, state, frame, ctx)
             return UNKNOWN
         if kind is ast.Slice:
-            for part in (node.lower, node.upper, node.step):
-                if part is not None:
-                    self.expr(part, state, frame, ctx)
-            return UNKNOWN
+            return py.SliceValue(*(self.expr(part, state, frame, ctx) if part is not None else None
+                                   for part in (node.lower, node.upper, node.step)))
         return UNKNOWN
 
     def elements(self, nodes, state, frame, ctx):
@@ -688,6 +686,8 @@ class Walker:
             return UNKNOWN
         if isinstance(receiver, objects.SuperValue):
             return objects.super_attribute(receiver, name)
+        if isinstance(receiver, TupleValue) and receiver.names and name in receiver.names:
+            return state.fresh(receiver.items[receiver.names.index(name)])
         if isinstance(receiver, (StrValue, NumberValue, TupleValue, NoneValue)):
             return MethodOf(receiver, name)
         return UNKNOWN

@@ -120,11 +120,14 @@ def _first(d):
 
 
 def _differ(a, b) -> bool:
-    """Both shapes known where the program first reaches them, and different."""
+    """Both shapes known where the program first reaches them, and different: a
+    different number of dimensions, or a dimension known on both sides that differs."""
     if a is None or b is None:
         return False
+    if len(a) != len(b):
+        return True
     a, b = tuple(_first(d) for d in a), tuple(_first(d) for d in b)
-    return None not in a and None not in b and a != b
+    return any(x is not None and y is not None and x != y for x, y in zip(a, b))
 
 
 def _plain(shape) -> tuple:

@@ -170,6 +170,12 @@ def _autograd_grad(call: Call):
     retain = call.flag(None, "retain_graph", None)
     outputs = call.arg(0, "outputs")
     inputs = call.arg(1, "inputs")
+    if not isinstance(outputs, TensorFacts):
+        from analysis.semantics.builtins import iterate
+        items = iterate(call, outputs).elements
+        if items:
+            # A sequence of outputs: what rules say of element 0 holds of it.
+            call.extra["first_output"] = state.fresh(items[0])
     if isinstance(outputs, TensorFacts) and not call.given(None, "retain_graph") and create is not True:
         state.free(outputs.saved_nodes, call.node)
     elif isinstance(outputs, TensorFacts) and retain is False:

@@ -16,6 +16,29 @@ class RangeValue:
     count: int | None = None
 
 
+@dataclass(frozen=True)
+class SliceValue:
+    """`a:b:c` in a subscript, with the bounds' values."""
+    lower: object = None
+    upper: object = None
+    step: object = None
+
+    def indices(self, length: int):
+        """The indices it picks from a sequence of `length`, or None when a bound is
+        not a known int."""
+        bounds = []
+        for bound in (self.lower, self.upper, self.step):
+            if bound is None or bound is NONE:
+                bounds.append(None)
+            elif isinstance(bound, NumberValue) and isinstance(bound.value, int) and not isinstance(bound.value, bool):
+                bounds.append(bound.value)
+            else:
+                return None
+        if bounds[2] == 0:
+            return None
+        return range(length)[slice(*bounds)]
+
+
 @dataclass
 class Iteration:
     """What a `for` loop over a value sees."""

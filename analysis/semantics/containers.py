@@ -13,6 +13,7 @@ import ast
 from analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
                             TupleValue, Unknown, join)
 from analysis.semantics import Call, method
+from analysis.semantics.builtins import SliceValue
 from analysis.trace import StoreEvent
 
 
@@ -119,6 +120,15 @@ def _key(index):
 
 def getitem(walker, state, base, index, node, frame, ctx):
     from analysis.semantics import data, nn
+    if isinstance(index, SliceValue) and (isinstance(base, TupleValue) or (
+            isinstance(base, ObjectRef) and base.kind == "list")):
+        items = list(base.items) if isinstance(base, TupleValue) else known_items(state, base)
+        picked = index.indices(len(items)) if items is not None else None
+        if picked is not None:
+            chosen = [state.fresh(items[i]) for i in picked]
+            if isinstance(base, TupleValue):
+                return TupleValue(tuple(chosen))
+            return new_list(walker.call_for(node, state, frame, ctx), chosen)
     if isinstance(base, TupleValue):
         key = _key(index)
         if isinstance(key, int) and -len(base.items) <= key < len(base.items):

@@ -832,6 +832,26 @@ def _init_family(qualname: str):
 PREFIXES.append(("torch.nn.init.", _init_family))
 
 
+@function("torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.weight_norm",
+          "torch.nn.utils.parametrizations.spectral_norm", "torch.nn.utils.spectral_norm")
+def _reparametrized(call: Call):
+    """`weight_norm(layer)`: the same layer, whose `weight` is now computed from new
+    parameters on every access (a non-leaf tensor)."""
+    module = call.arg(0, "module")
+    name = call.text(1, "name", "weight")
+    if not isinstance(module, ObjectRef) or module.kind != "module" or name is None:
+        return module
+    state = call.state
+    old = state.attr(module, name)
+    if not isinstance(old, TensorFacts):
+        return module
+    original = t_ops.new_tensor(call, True, True, dtype=old.dtype, shape=old.shape, device=old.device,
+                                ignore_no_grad=True, part=1, is_param=True)
+    computed = t_ops.derived(call, "weight_norm", [original], shape=old.shape, dtype=old.dtype, part=2)
+    state.set_attrs(module, {name + "_original": original, name: computed})
+    return module
+
+
 @function("torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
           "torch.nn.utils.clip_grad_norm")
 def _clip_grad_norm(call: Call):

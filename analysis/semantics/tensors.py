@@ -66,8 +66,7 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
     else:
         requires = None
     if requires is False:
-        reasons = {t.no_grad_reason for t in tensors}
-        reason = reasons.pop() if len(reasons) == 1 else "never"
+        reason = _main_reason({t.no_grad_reason for t in tensors})
         out = new_tensor(call, False, True, dtype, shape, reason, part=part,
                          device=_same([t.device for t in tensors]))
         if reason == "grad_result":
@@ -193,7 +192,7 @@ def reduction(call: Call, op: str, t: TensorFacts, args: list, kwargs: dict):
     if has_dim and op in api.REDUCTIONS_DIM_RETURNS_PAIR:
         indices = new_tensor(call, requires_grad=False, is_leaf=True, dtype="int64", shape=shape,
                              reason="never", device=t.device, part=1, ignore_no_grad=True)
-        return TupleValue((values, indices))
+        return TupleValue((values, indices), ("values", "indices"))
     return values
 
 
@@ -1231,7 +1230,7 @@ def _reshaping(call: Call):
         values = derived(call, call.method, [t], shape=None, dtype=t.dtype)
         indices = new_tensor(call, False, True, dtype="int64", reason="never", part=1,
                              ignore_no_grad=True)
-        return TupleValue((values, indices))
+        return TupleValue((values, indices), ("values", "indices"))
     return derived(call, call.method, [t, *call.args], shape=None, dtype=t.dtype,
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
 
@@ -1321,6 +1320,20 @@ _register_torch_families()
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+# Why a result needs no grad, when its inputs give several reasons: the one a user
+# can act on first (a gradient taken without create_graph, a no_grad block...).
+_REASONS = ("grad_result", "no_grad", "inference_mode", "detach", "data", "rewrap")
+
+
+def _main_reason(reasons: set) -> str:
+    if len(reasons) == 1:
+        return next(iter(reasons)) or "never"
+    for reason in _REASONS:
+        if reason in reasons:
+            return reason
+    return "never"
+
 
 # Products: each operand is kept only for the other operand's gradient.
 _PRODUCTS = frozenset({"mul", "matmul", "mm", "mv", "bmm", "dot"})
