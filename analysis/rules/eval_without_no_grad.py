@@ -111,6 +111,11 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if _inside_forward(event):
                 continue      # a layer called by a model's own forward: the model's call is reported
+            if not event.ctx.loops and any(is_backward(e) or e.qualname == "torch.autograd.grad"
+                                           for e in calls):
+                continue      # one forward outside a loop, in code that also trains: not an evaluation loop
+            if _differentiated(calls, event.result):
+                continue      # a backward goes through this forward: grad mode is needed
             if self._backward_nearby(calls, event) or _returned(event):
                 continue
             name = source_of(event.node.func, event)
@@ -130,6 +135,19 @@ class EvalWithoutNoGrad(Rule):
         if loop is not None:
             return any(loop in e.ctx.loops for e in differentiates)
         return any(e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls for e in differentiates)
+
+
+def _differentiated(calls, result) -> bool:
+    """Some backward (or autograd.grad) goes through the graph of `result`."""
+    from analysis.facts import TensorFacts
+    from analysis.rulekit import backward_target
+    if not isinstance(result, TensorFacts) or not result.saved_nodes:
+        return False
+    for event in calls:
+        target = backward_target(event)
+        if isinstance(target, TensorFacts) and (target.tid == result.tid or target.saved_nodes & result.saved_nodes):
+            return True
+    return False
 
 
 def _inside_forward(event) -> bool:
