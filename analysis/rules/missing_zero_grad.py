@@ -255,11 +255,13 @@ class MissingZeroGrad(Rule):
             else:
                 continue
             loop = _loop_of_earlier_pass(since, event.ctx)
-            if loop is None or loop in reported or not event.ctx.always_runs_in(loop):
-                continue      # a step under a condition: gradient accumulation on purpose
-            reported.add(loop)
+            if loop is None or loop in reported:
+                continue
             events = [e for e in trace.inside(loop, first_pass=False)
                       if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
+            if not event.ctx.always_runs_in(loop) and any(_may_clear(e, event) for e in events):
+                continue      # step and clearing under a condition: gradient accumulation on purpose
+            reported.add(loop)
             yield self._report(trace, loop, event, events, locale)
         yield from self._opaque_optimizers(trace, reported, locale)
 

@@ -186,7 +186,9 @@ def havoc(call: Call) -> None:
         # A backward through a graph we do not know may fill any leaf's .grad.
         autograd.any_leaf_may_have_grad(call)
     values = list(call.args) + list(call.kwargs.values())
-    if call.receiver is not None and not isinstance(call.receiver, (TorchName,)):
+    if call.receiver is not None and not isinstance(call.receiver, (TorchName, ObjectRef)):
+        # (An object the analysis knows is not handed to `obj.attr(...)` when the
+        # attribute holds something unknown: `self.blocks(x)` calls the blocks.)
         values.append(call.receiver)
     for value in values:
         value = state.fresh(value)
