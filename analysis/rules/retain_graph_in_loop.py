@@ -5,7 +5,7 @@ from __future__ import annotations
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from analysis.rulekit import has_true_keyword, is_tensor_backward, without_keyword
-from analysis.trace import is_backward
+from analysis.trace import backward_target, is_backward
 
 
 class RetainGraphInLoop(Rule):
@@ -108,9 +108,17 @@ class RetainGraphInLoop(Rule):
             later = [e for e in calls[index + 1:]
                      if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
                      and (is_backward(e) or e.qualname == "torch.autograd.grad")]
-            if later:
+            if any(_may_share(target, e) for e in later):
                 continue      # a later backward in the iteration may need the graph
             fix = FixSpec(self.text("fix", locale),
                           (Edit("replace", event.node, without_keyword(event.node, "retain_graph", event),
                                 event),), safe=False)
             yield Report(event.node, self.text("message", locale), (fix,), event)
+
+
+def _may_share(target: TensorFacts, later) -> bool:
+    """Whether a later backward may go through part of `target`'s graph."""
+    other = backward_target(later)
+    if not isinstance(other, TensorFacts) or other.opaque or target.opaque:
+        return True
+    return bool(other.saved_nodes & target.saved_nodes) or other.tid == target.tid
