@@ -134,3 +134,11 @@ def _unparsed_with_keyword(call: ast.Call, keyword: str, value: str) -> str:
     keywords = [k for k in call.keywords if k.arg != keyword]
     keywords.append(ast.keyword(keyword, ast.parse(value, mode="eval").body))
     return code_of(ast.Call(call.func, call.args, keywords))
+
+
+def made_in_iteration(t, loop, ctx) -> bool:
+    """Whether tensor `t` was made during the current iteration of `loop` (in the loop's
+    body or in a loop inside it), not before the loop."""
+    if t.made_in_loop is None or loop not in ctx.loops:
+        return False
+    return t.made_in_loop not in ctx.loops[:ctx.loops.index(loop)]

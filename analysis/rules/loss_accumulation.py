@@ -163,7 +163,8 @@ def _backwarded_in(trace, loop, value: TensorFacts) -> bool:
         if not is_backward(e) or not isinstance(e.receiver, TensorFacts):
             continue
         loss = e.receiver
-        if loss.tid == value.tid or (loss.saved_nodes and loss.saved_nodes <= value.saved_nodes):
+        # The value is (part of) a graph that was backwarded: keeping it keeps the graph.
+        if loss.tid == value.tid or loss.saved_nodes & value.saved_nodes:
             return True
     return False
 

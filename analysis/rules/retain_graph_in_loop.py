@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from analysis.facts import TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import has_true_keyword, is_tensor_backward, without_keyword
+from analysis.rulekit import has_true_keyword, is_tensor_backward, made_in_iteration, without_keyword
 from analysis.trace import backward_target, is_backward
 
 
@@ -103,7 +103,7 @@ class RetainGraphInLoop(Rule):
             target: TensorFacts = event.receiver
             # Only a graph built in this iteration; one built before the loop (or an
             # element of one, see per-element-backward) is backwarded again next time.
-            if target.made_in_loop is not loop or target.element_of is not None:
+            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None:
                 continue
             later = [e for e in calls[index + 1:]
                      if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
