@@ -5,7 +5,7 @@ import ast
 
 from analysis.facts import NumberValue, TensorFacts, Unknown
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import source_of
+from analysis.rulekit import made_in_iteration, source_of
 from analysis.trace import AccumulateEvent, StoreEvent, is_backward
 
 
@@ -102,17 +102,17 @@ class LossAccumulation(Rule):
 
     def check(self, trace, locale):
         for event in trace.of(AccumulateEvent):
-            loop, operand = _outer_loop(event), event.operand
-            if loop is None or event.ctx.loop_pass_of(loop) != 0 or not isinstance(operand, TensorFacts) \
-                    or operand.requires_grad is not True \
+            operand = event.operand
+            if not isinstance(operand, TensorFacts) or operand.requires_grad is not True \
                     or not isinstance(event.before, (NumberValue, TensorFacts, Unknown)):
                 continue
-            if isinstance(event.before, TensorFacts) and event.before.made_in_loop is loop:
-                continue      # a total started afresh in this iteration
-            # Only a value derived from a loss the iteration backwarded: a sum built to
-            # be backwarded after the loop keeps its graphs on purpose.
-            if not _backwarded_in(trace, loop, operand):
+            # The loop whose iterations backward the value: a sum built to be backwarded
+            # after the loop keeps its graphs on purpose.
+            loop = _training_loop(trace, event, operand)
+            if loop is None or event.ctx.loop_pass_of(loop) != 0:
                 continue
+            if isinstance(event.before, TensorFacts) and made_in_iteration(event.before, loop, event.ctx):
+                continue      # a total started afresh in this iteration
             site = event.ctx.site_in(loop)
             operand_node = _operand_node(event.node)
             if operand_node is None:
@@ -134,13 +134,12 @@ class LossAccumulation(Rule):
                 yield Report(site, self.text("message", locale, total=source_of(event.target_node, event),
                                              loss=loss), (), _event_of(trace, site) or event)
         for event in trace.of(StoreEvent):
-            loop = _outer_loop(event)
             held = event.held
-            if loop is None or event.ctx.loop_pass_of(loop) != 0 or not isinstance(held, TensorFacts) \
-                    or held.requires_grad is not True or event.container_loop in event.ctx.loops[
-                        event.ctx.loops.index(loop):]:
+            if not isinstance(held, TensorFacts) or held.requires_grad is not True:
                 continue
-            if not _backwarded_in(trace, loop, held):
+            loop = _training_loop(trace, event, held)
+            if loop is None or event.ctx.loop_pass_of(loop) != 0 \
+                    or event.container_loop in event.ctx.loops[event.ctx.loops.index(loop):]:
                 continue
             target = event.node.func.value if isinstance(event.node, ast.Call) \
                 and isinstance(event.node.func, ast.Attribute) else getattr(event.node, "value", event.node)
@@ -148,10 +147,11 @@ class LossAccumulation(Rule):
                                                loss=_loss_name(event)), (), event)
 
 
-def _outer_loop(event):
-    """The innermost loop (not a comprehension) around the event."""
+def _training_loop(trace, event, value):
+    """The innermost loop around the event whose iterations backward a graph `value`
+    is part of."""
     for loop in reversed(event.ctx.loops):
-        if not loop.is_comprehension:
+        if not loop.is_comprehension and _backwarded_in(trace, loop, value):
             return loop
     return None
 
