@@ -381,7 +381,8 @@ class Analyzer:
             for spec in report.fixes:
                 edits = []
                 for edit in spec.edits:
-                    edit_source = edit.at.ctx.source if edit.at is not None else source
+                    edit_source = (edit.at.source if isinstance(edit.at, CallSite) else edit.at.ctx.source) \
+                        if edit.at is not None else source
                     if id(edit_source) not in starts:
                         break
                     made = _edit(edit, edit_source, starts[id(edit_source)] - 1)
@@ -436,6 +437,8 @@ def _in_document(node, at, starts: dict):
     the call of this document through which it was reached."""
     if at is None:
         return None, None
+    if isinstance(at, CallSite):
+        return (node, at.source) if id(at.source) in starts else (None, None)
     ctx = at.ctx
     if ctx.source is not None and id(ctx.source) in starts:
         return node, ctx.source

@@ -46,6 +46,7 @@ class CallSite:
     node: ast.Call
     source: object                   # the ParsedChunk holding it
     function: object                 # the FunctionValue called
+    stmt: object = None              # the statement holding the call
 
 
 @dataclass(frozen=True)

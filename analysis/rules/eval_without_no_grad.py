@@ -116,36 +116,46 @@ class EvalWithoutNoGrad(Rule):
                 continue      # one forward outside a loop, in code that also trains: not an evaluation loop
             if _differentiated(calls, event.result):
                 continue      # a backward goes through this forward: grad mode is needed
-            if self._backward_nearby(calls, event) or _returned(event):
+            if self._backward_nearby(calls, event):
                 continue
             name = source_of(event.node.func, event)
+            node, stmt, at = _reported_at(event)
             fixes = ()
-            stmt = event.ctx.stmt
             if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign)):
                 fixes = (FixSpec(self.text("fix", locale, torch=torch),
-                                 (Edit("wrap", stmt, f"with {torch}.no_grad():", event),)),)
-            yield Report(event.node, self.text("message", locale, model=name), fixes, event)
+                                 (Edit("wrap", stmt, f"with {torch}.no_grad():", at),)),)
+            yield Report(node, self.text("message", locale, model=name), fixes, at)
 
     @staticmethod
     def _backward_nearby(calls, event) -> bool:
-        """A backward in the same iteration of the loop the forward runs in (in any
-        function it calls); outside a loop, anywhere in the same run of the function."""
+        """A backward that may go through this forward: in the same iteration of the
+        loop it runs in (or in the same run of its function), of a value the analysis
+        does not know. (The graph of a known tensor is checked by `_differentiated`.)"""
+        from analysis.rulekit import backward_target
         loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
-        differentiates = [e for e in calls if is_backward(e) or e.qualname == "torch.autograd.grad"]
-        if loop is not None:
-            return any(loop in e.ctx.loops for e in differentiates)
-        return any(e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls for e in differentiates)
+        for e in calls:
+            if not (is_backward(e) or e.qualname == "torch.autograd.grad"):
+                continue
+            near = loop in e.ctx.loops if loop is not None else \
+                e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls
+            target = backward_target(e)
+            if near and target is None:
+                return True
+        return False
 
 
 def _differentiated(calls, result) -> bool:
     """Some backward (or autograd.grad) goes through the graph of `result`."""
-    from analysis.facts import TensorFacts
+    from analysis.facts import TensorFacts, TupleValue
     from analysis.rulekit import backward_target
-    if not isinstance(result, TensorFacts) or not result.saved_nodes:
+    outputs = [v for v in (result.items if isinstance(result, TupleValue) else (result,))
+               if isinstance(v, TensorFacts) and v.saved_nodes]
+    if not outputs:
         return False
     for event in calls:
         target = backward_target(event)
-        if isinstance(target, TensorFacts) and (target.tid == result.tid or target.saved_nodes & result.saved_nodes):
+        if isinstance(target, TensorFacts) and any(target.tid == out.tid or target.saved_nodes & out.saved_nodes
+                                                   for out in outputs):
             return True
     return False
 
@@ -155,6 +165,13 @@ def _inside_forward(event) -> bool:
     return function is not None and function.qualname.endswith(".forward")
 
 
-def _returned(event) -> bool:
-    stmt = event.ctx.stmt
-    return isinstance(stmt, ast.Return)
+def _reported_at(event):
+    """(node, statement, where) to report a forward at: where it is written, or, when
+    a helper only returns it (`def infer(self, x): return self.model(x)`), the call of
+    that helper, outwards."""
+    node, stmt, at = event.node, event.ctx.stmt, event
+    for site in reversed(event.ctx.calls):
+        if not (isinstance(stmt, ast.Return) and stmt.value is node):
+            break
+        node, stmt, at = site.node, site.stmt, site
+    return node, stmt, at
