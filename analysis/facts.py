@@ -109,6 +109,8 @@ class TensorFacts:
     # and the loop the parent was made in.
     element_of: object = None
     base_made_in: object = None
+    # Computed from an element of another tensor (`per_sample[i] / n`).
+    from_element: bool = False
     # A view (`w[:, 0]`, `w.view(...)`) of a leaf that requires grad.
     view_of_leaf: bool = False
     # Graph nodes that saved this very tensor for their backward: changing it in
@@ -404,6 +406,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         element_of=_same(a.element_of, b.element_of),
         base_made_in=_same(a.base_made_in, b.base_made_in),
         view_of_leaf=a.view_of_leaf and b.view_of_leaf,
+        from_element=a.from_element or b.from_element,
         saved_by=a.saved_by | b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,

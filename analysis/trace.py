@@ -30,6 +30,12 @@ class Loop:
     source: object                   # the ParsedChunk holding it
     # Iterating over a known, finite collection: each pass is one element.
     unrolled: bool = False
+    # How many graph nodes had been made when the loop began (nodes carry that count).
+    start: int = 0
+
+    def predates(self, node) -> bool:
+        """A graph node made before the loop began."""
+        return node[-1] <= self.start
 
     @property
     def body(self) -> list:

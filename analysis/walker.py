@@ -93,6 +93,7 @@ class Walker:
         self._generations: dict = {}     # graph-node site -> how many were made there
         # `torch.set_default_dtype` anywhere: factory dtypes are no longer known.
         self.changes_default_dtype = False
+        self.nodes_made = 0
         # Sources (ParsedChunks) whose functions were followed: a cached result of
         # this run stays valid only while they do not change.
         self.followed_sources: set = set()
@@ -114,11 +115,13 @@ class Walker:
 
     def graph_node(self, frame: Frame, node, part: int = 0):
         """A node of the backward graph: a new one each time the site runs (each
-        loop pass builds a new graph), so freeing one leaves the next intact."""
+        loop pass builds a new graph), so freeing one leaves the next intact. It
+        carries the time it was made (a count of the nodes made so far)."""
         site = self.new_id(frame, node, 500 + part)
         generation = self._generations.get(site, 0) + 1
         self._generations[site] = generation
-        return (site, generation)
+        self.nodes_made += 1
+        return (site, generation, self.nodes_made)
 
     def float_dtype(self):
         return None if self.changes_default_dtype else "float32"
@@ -397,7 +400,7 @@ class Walker:
     def run_loop(self, node, state: State, frame: Frame, ctx: Context, iteration, target, test):
         unrolled = iteration is not None and iteration.elements is not None \
             and 0 < len(iteration.elements) <= UNROLL_LIMIT
-        loop = Loop(node, frame.source, unrolled=unrolled)
+        loop = Loop(node, frame.source, unrolled=unrolled, start=self.nodes_made)
         self.emit(LoopEvent(loop, ctx))
         entry = state.copy()
         control = LoopControl()
@@ -821,7 +824,7 @@ class Walker:
         iterable = self.expr(gen.iter, state, frame, ctx)
         iteration = py.iterate(self.call_for(gen.iter, state, frame, ctx), iterable, small_ranges=True)
         unrolled = iteration.elements is not None and len(iteration.elements) <= UNROLL_LIMIT
-        loop = Loop(gen, frame.source, unrolled=unrolled)
+        loop = Loop(gen, frame.source, unrolled=unrolled, start=self.nodes_made)
         self.emit(LoopEvent(loop, ctx))
         elements = iteration.elements if unrolled else [iteration.element]
         if not unrolled:

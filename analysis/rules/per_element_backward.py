@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from analysis.facts import TensorFacts
 from analysis.rule import Example, Report, Rule, Silent
-from analysis.rulekit import is_tensor_backward
+from analysis.rulekit import has_true_keyword, is_tensor_backward
 
 
 class PerElementBackward(Rule):
@@ -80,14 +80,28 @@ class PerElementBackward(Rule):
     )
 
     def check(self, trace, locale):
+        parts: dict = {}
         for event in trace.calls():
             loop = event.ctx.loop
             if loop is None or not is_tensor_backward(event):
                 continue
             target: TensorFacts = event.receiver
+            if target.requires_grad is False:
+                continue
             # An element of one tensor made before the loop: one backward each where a
             # single one over the whole tensor does.
             if target.element_of is not None and target.made_in_loop is loop \
                     and target.base_made_in is not loop and target.base_made_in not in event.ctx.loops[
-                        event.ctx.loops.index(loop):] and target.requires_grad is not False:
+                        event.ctx.loops.index(loop):]:
                 yield Report(event.node, self.text("message", locale), (), event)
+                continue
+            # A part of one graph built before the loop, another part each iteration, the
+            # graph kept for the next: the same, spelt with retain_graph.
+            if has_true_keyword(event, "retain_graph") and any(loop.predates(n) for n in target.saved_nodes):
+                parts.setdefault((loop, event.node), []).append(event)
+        for (loop, node), events in parts.items():
+            tids = {e.receiver.tid for e in events}
+            varies = len(tids) > 1 or any(isinstance(t, tuple) and t and t[0] == "join" for t in tids) \
+                or any(e.receiver.from_element or e.receiver.element_of is not None for e in events)
+            if varies:
+                yield Report(node, self.text("message", locale), (), events[0])

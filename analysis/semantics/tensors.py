@@ -104,7 +104,8 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         else frozenset(),
         parents=tuple(t for t in tensors if t.requires_grad is not False) if requires else (),
         corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)),
-        ungraded=frozenset().union(*(t.ungraded for t in tensors))))
+        ungraded=frozenset().union(*(t.ungraded for t in tensors)),
+        from_element=any(t.from_element or t.element_of is not None for t in tensors)))
 
 
 def binary(call: Call, op: str, left, right):
