@@ -103,8 +103,9 @@ class RetainGraphInLoop(Rule):
             target: TensorFacts = event.receiver
             # Only a graph built in this iteration; one built before the loop (or an
             # element of one, see per-element-backward) is backwarded again next time.
-            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None:
-                continue
+            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None \
+                    or any(loop.predates(n) for n in target.saved_nodes):
+                continue      # part of the graph was built before the loop: the next iteration needs it
             later = [e for e in calls[index + 1:]
                      if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
                      and (is_backward(e) or e.qualname == "torch.autograd.grad")]
