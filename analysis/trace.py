@@ -75,16 +75,19 @@ class Context:
     calls: tuple = ()
     # The function was run on its own, with unknown parameters.
     alone: bool = False
+    # For each enclosing loop, the run's clock (see TensorFacts.birth) when this pass
+    # over its body began: a value born earlier was carried in from an earlier pass.
+    clocks: tuple = ()
 
     def at(self, stmt, source, no_grad) -> "Context":
         """This context at another statement (the walker's most frequent change, made
         without `dataclasses.replace`'s generic cost)."""
         return Context(no_grad, self.loops, self.passes, self.blocks, stmt, source, self.function,
-                       self.calls, self.alone)
+                       self.calls, self.alone, self.clocks)
 
     def inside(self, block) -> "Context":
         return Context(self.no_grad, self.loops, self.passes, self.blocks + (block,), self.stmt,
-                       self.source, self.function, self.calls, self.alone)
+                       self.source, self.function, self.calls, self.alone, self.clocks)
 
     @property
     def loop(self):
@@ -96,6 +99,13 @@ class Context:
 
     def loop_pass_of(self, loop) -> int:
         return self.passes[self.loops.index(loop)] if loop in self.loops else 0
+
+    def carried_into(self, loop, value) -> bool:
+        """Whether `value` was made in an earlier pass over `loop`'s body (or before the
+        loop) and reached this pass: it outlives an iteration."""
+        if loop not in self.loops or self.loops.index(loop) >= len(self.clocks):
+            return False
+        return getattr(value, "birth", 0) <= self.clocks[self.loops.index(loop)]
 
     def always_runs_in(self, loop) -> bool:
         """Whether the event runs on every iteration of `loop`, as far as branches go."""

@@ -410,7 +410,7 @@ class Walker:
         current = state.copy()
         for index in range(passes):
             inner = replace(ctx, loops=ctx.loops + (loop,), passes=ctx.passes + (index,),
-                            blocks=ctx.blocks + (loop,))
+                            blocks=ctx.blocks + (loop,), clocks=ctx.clocks + (current.clock[0],))
             if test is not None:
                 known = truth(self.expr(test, current, frame, replace(inner, stmt=node)))
                 if known is False:
@@ -831,7 +831,7 @@ class Walker:
             complete[0] = False
         for pass_index, element in enumerate(elements):
             inner = replace(ctx, loops=ctx.loops + (loop,), passes=ctx.passes + (pass_index,),
-                            blocks=ctx.blocks + (loop,))
+                            blocks=ctx.blocks + (loop,), clocks=ctx.clocks + (state.clock[0],))
             self.assign(gen.target, element, gen, state, frame, inner)
             keep = True
             for cond in gen.ifs:

@@ -3,13 +3,9 @@ from __future__ import annotations
 
 from analysis.facts import Sym, TensorFacts
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import is_tensor_backward, source_of, torch_size
+from analysis.rulekit import is_tensor_backward, shape_text, source_of, torch_size
 
 RUNTIME = "Mismatch in shape: grad_output[0] has a shape of {seed} and output[0] has a shape of {out}"
-
-
-def torch_size(shape: tuple) -> str:
-    return "torch.Size([" + ", ".join(str(d) for d in shape) + "])"
 
 
 class GradientShapeMismatch(Rule):
@@ -94,8 +90,8 @@ class GradientShapeMismatch(Rule):
                     runtime = RUNTIME.format(seed=torch_size(seed.shape), out=torch_size(out.shape))
                     name = source_of(event.arg_node("tensors", 0), event)
                     yield Report(event.node, self.text(
-                        "message", locale, name=name, runtime=runtime, seed_shape=_plain(seed.shape),
-                        out_shape=_plain(out.shape)), (), event)
+                        "message", locale, name=name, runtime=runtime, seed_shape=shape_text(seed.shape),
+                        out_shape=shape_text(out.shape)), (), event)
                 continue
             else:
                 continue
@@ -111,7 +107,7 @@ class GradientShapeMismatch(Rule):
                                  (Edit("replace", seed_node, f"{torch}.ones_like({name})", event),),
                                  safe=False),)
             yield Report(event.node, self.text("message", locale, name=name, runtime=runtime,
-                                               seed_shape=_plain(seed.shape), out_shape=_plain(out.shape)),
+                                               seed_shape=shape_text(seed.shape), out_shape=shape_text(out.shape)),
                          fixes, event)
 
 
@@ -128,7 +124,3 @@ def _differ(a, b) -> bool:
         return True
     a, b = tuple(_first(d) for d in a), tuple(_first(d) for d in b)
     return any(x is not None and y is not None and x != y for x, y in zip(a, b))
-
-
-def _plain(shape) -> tuple:
-    return tuple(_first(d) for d in shape)

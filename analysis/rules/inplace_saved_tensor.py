@@ -88,8 +88,25 @@ class InplaceSavedTensor(Rule):
             "h.zero_()\n"
             "out.backward()\n",
             Raises("RuntimeError", RUNTIME), line=5),
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "opt = torch.optim.SGD([w], lr=0.1)\n"
+            "y = (w ** 2).sum()\n"
+            "y.backward(retain_graph=True)\n"
+            "opt.step()\n"
+            "y.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=7),
     )
     good = (
+        # No backward has given w a .grad yet: the step skips it and writes nothing.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "opt = torch.optim.SGD([w], lr=0.1)\n"
+            "y = (w ** 2).sum()\n"
+            "opt.step()\n"
+            "y.backward()\n"),
         Example(
             "import torch\n"
             "x = torch.randn(4, requires_grad=True)\n"

@@ -37,12 +37,17 @@ class LossAccumulation(Rule):
                           "graph stays alive; add `{loss}.item()` or `{loss}.detach()` instead",
                "store": "`{container}` keeps `{loss}`, a tensor with a graph, from every iteration: "
                         "every graph stays alive; keep `{loss}.item()` or `{loss}.detach()` instead",
+               "store_holding": "`{container}` keeps `{loss}`, which holds a tensor with a graph, from "
+                                "every iteration: every graph stays alive; keep its tensors' `.item()` "
+                                "or `.detach()` instead",
                "fix": "Accumulate the number: {loss}.item()",
                "fix_detach": "Accumulate without the graph: {loss}.detach()"},
         "zh": {"message": "`{total}` 累加的 `{loss}` 是带计算图的张量：每次迭代的图都会保持存活；"
                           "请改为累加 `{loss}.item()` 或 `{loss}.detach()`",
                "store": "`{container}` 保存了每次迭代的 `{loss}`（带计算图的张量）：所有的图都会保持存活；"
                         "请改为保存 `{loss}.item()` 或 `{loss}.detach()`",
+               "store_holding": "`{container}` 保存了每次迭代的 `{loss}`，其中含有带计算图的张量：所有的图都会"
+                                "保持存活；请改为保存其中张量的 `.item()` 或 `.detach()`",
                "fix": "累加数值：{loss}.item()",
                "fix_detach": "累加时去掉计算图：{loss}.detach()"},
     }
@@ -74,6 +79,25 @@ class LossAccumulation(Rule):
             "    loss.backward()\n"
             "    running = running + loss\n",
             Silent("running.grad_fn is not None", "the sum keeps each loss's graph"), line=7),
+        # A per-batch loss weighted into per-name totals that live for the whole epoch.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "totals = {'a': 0.0, 'b': 0.0}\n"
+            "for step in range(3):\n"
+            "    parts = {'a': (w ** 2).sum(), 'b': w.abs().sum()}\n"
+            "    sum(parts.values()).backward()\n"
+            "    for name, part in parts.items():\n"
+            "        totals[name] += part * 4\n",
+            Silent("totals['a'].grad_fn is not None", "each total keeps every step's graph"), line=8,
+            fixed="import torch\n"
+                  "w = torch.randn(3, requires_grad=True)\n"
+                  "totals = {'a': 0.0, 'b': 0.0}\n"
+                  "for step in range(3):\n"
+                  "    parts = {'a': (w ** 2).sum(), 'b': w.abs().sum()}\n"
+                  "    sum(parts.values()).backward()\n"
+                  "    for name, part in parts.items():\n"
+                  "        totals[name] += (part * 4).detach()\n"),
     )
     good = (
         Example(
@@ -98,36 +122,75 @@ class LossAccumulation(Rule):
             "for k in range(3):\n"
             "    total += (w * k).sum()\n"
             "total.backward()\n"),
+        # The batch's loss is summed over heads in an inner loop, starting from 0 in
+        # every batch, and backwarded: no total outlives its batch.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "def fit(batches):\n"
+            "    for x in batches:\n"
+            "        loss = 0\n"
+            "        for head in range(2):\n"
+            "            loss += (w * x * head).sum()\n"
+            "        loss.backward()\n"
+            "fit([torch.randn(3) for _ in range(3)])\n"),
+        # `x = x + f(x)` in a forward: a residual, made afresh in every call.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Block(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.f = nn.Linear(3, 3)\n"
+            "    def forward(self, x):\n"
+            "        x = x + self.f(x)\n"
+            "        return x\n"
+            "block = Block()\n"
+            "for step in range(3):\n"
+            "    block(torch.randn(2, 3)).sum().backward()\n"),
     )
 
     def check(self, trace, locale):
+        seen = set()
         for event in trace.of(AccumulateEvent):
             operand = event.operand
-            if not isinstance(operand, TensorFacts) or operand.requires_grad is not True \
-                    or not isinstance(event.before, (NumberValue, TensorFacts, Unknown)):
+            if not isinstance(operand, TensorFacts) or operand.requires_grad is not True:
                 continue
             # The loop whose iterations backward the value: a sum built to be backwarded
             # after the loop keeps its graphs on purpose.
             loop = _training_loop(trace, event, operand)
-            if loop is None or event.ctx.loop_pass_of(loop) != 0:
+            if loop is None or (event.node, loop.node) in seen:
                 continue
-            if isinstance(event.before, TensorFacts) and made_in_iteration(event.before, loop, event.ctx):
-                continue      # a total started afresh in this iteration
+            # A later pass adds to the total an earlier pass made: the total outlives
+            # the iteration, and with it every graph added in. A total started afresh
+            # in the iteration (`total = 0` in the body, a helper's local) does not.
+            before = event.before
+            if not (isinstance(before, TensorFacts) and before.requires_grad is True
+                    and event.ctx.loop_pass_of(loop) > 0 and event.ctx.carried_into(loop, before)):
+                continue
+            seen.add((event.node, loop.node))
             site = event.ctx.site_in(loop)
             operand_node = _operand_node(event.node)
             if operand_node is None:
                 continue
             loss = source_of(operand_node, event)
+            # `a * b` takes the method call inside parentheses.
+            atom = isinstance(operand_node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+            loss = loss if atom else f"({loss})"
             fixes = ()
             if site is event.ctx.stmt:
                 # Detaching keeps the total a tensor, as the code after the loop expects;
                 # `.item()` makes it a float, which is what logging usually wants but may
                 # break a later `total.item()`: offered, not applied by fix-all.
+                opening = () if atom else (Edit("insert_before", operand_node, "(", event),)
                 fixes = (FixSpec(self.text("fix_detach", locale, loss=loss),
-                                 (Edit("insert_after", operand_node, ".detach()", event),)),)
+                                 opening + (Edit("insert_after", operand_node,
+                                                 ".detach()" if atom else ").detach()", event),)),)
                 if operand.is_scalar():
                     fixes += (FixSpec(self.text("fix", locale, loss=loss),
-                                      (Edit("insert_after", operand_node, ".item()", event),), safe=False),)
+                                      opening + (Edit("insert_after", operand_node,
+                                                      ".item()" if atom else ").item()", event),),
+                                      safe=False),)
                 yield Report(event.node, self.text("message", locale, total=source_of(event.target_node, event),
                                                    loss=loss), fixes, event)
             else:
@@ -141,9 +204,13 @@ class LossAccumulation(Rule):
             if loop is None or event.ctx.loop_pass_of(loop) != 0 \
                     or event.container_loop in event.ctx.loops[event.ctx.loops.index(loop):]:
                 continue
+            stmt = event.ctx.stmt
+            if isinstance(stmt, ast.AugAssign) and stmt.target is event.node:
+                continue          # `totals[k] += loss`: an accumulation, reported as one
             target = event.node.func.value if isinstance(event.node, ast.Call) \
                 and isinstance(event.node.func, ast.Attribute) else getattr(event.node, "value", event.node)
-            yield Report(event.node, self.text("store", locale, container=source_of(target, event),
+            message = "store" if isinstance(event.value, TensorFacts) else "store_holding"
+            yield Report(event.node, self.text(message, locale, container=source_of(target, event),
                                                loss=_loss_name(event)), (), event)
 
 
@@ -159,7 +226,7 @@ def _training_loop(trace, event, value):
 def _backwarded_in(trace, loop, value: TensorFacts) -> bool:
     """`value` is (or is computed from) a tensor that a backward in the same
     iteration of `loop` differentiated."""
-    for e in trace.inside(loop):
+    for e in trace.inside(loop, first_pass=False):
         if not is_backward(e) or not isinstance(e.receiver, TensorFacts):
             continue
         loss = e.receiver

@@ -164,7 +164,9 @@ def step(call: Call, optimizer: ObjectRef | None = None):
                            and p.grad_since != here}
     for p in params:
         p = call.state.fresh(p)
-        if p.saved_by:
+        # torch's optimizers skip a parameter whose .grad is None: only a known
+        # gradient makes the step write into it.
+        if p.saved_by and p.grad in ("set", "graph", "zero", "summed"):
             call.state.clobber(p.saved_by, call.node)
     return result
 
