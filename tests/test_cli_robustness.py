@@ -16,9 +16,7 @@ import pytest
 
 from autograd_lsp import cache as cache_module
 from autograd_lsp import checking, cli
-from autograd_lsp.cache import ResultsCache
-from autograd_lsp.cli import main
-from analysis import Settings
+from tests.test_cli import project, run  # noqa: F401 - the same fixture and runner
 
 NONSCALAR = ("import torch\n"
              "x = torch.randn(3, requires_grad=True)\n"
@@ -26,19 +24,6 @@ NONSCALAR = ("import torch\n"
              "y.backward()\n")
 CLEAN = "import torch\nx = torch.randn(3, requires_grad=True)\n(x * 2).sum().backward()\n"
 CRASH, NOT_CHECKED = 3, 2
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = \"demo\"\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # -- crashes --------------------------------------------------------------------------
