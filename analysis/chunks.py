@@ -30,6 +30,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from analysis.source import LINE_BREAK, SourceText
+
 # Tokens that change the scanner's state; everything else is skipped in bulk.
 _TOKEN = re.compile(r"""'''|\"\"\"|'|"|#|\\(?:\r\n|\r|\n)|\\|[()\[\]{}]|\r\n|\r|\n""")
 _WORD = re.compile(r"[^\W\d]\w*")
@@ -52,7 +54,9 @@ class Chunk:
 
     @property
     def line_count(self) -> int:
-        return _count_newlines(self.text) + (0 if self.text.endswith(_NEWLINES) else 1)
+        """Lines the chunk spans (its final line break ends its last line)."""
+        lines = SourceText(self.text).line_count
+        return lines - 1 if self.text.endswith(_NEWLINES) else lines
 
 
 def split_chunks(source: str) -> list[Chunk]:
@@ -64,12 +68,12 @@ def cut_at_recovery_lines(chunk: Chunk) -> list[Chunk]:
     """The chunk split at its recovery lines, each piece split again as a module of its own."""
     if not chunk.recovery_lines:
         return [chunk]
-    lines = _line_offsets(chunk.text)
+    lines = SourceText(chunk.text).line_starts
     cuts = [0] + [lines[i] for i in chunk.recovery_lines] + [len(chunk.text)]
     pieces: list[Chunk] = []
     for begin, end in zip(cuts, cuts[1:]):
         text = chunk.text[begin:end]
-        first_line = chunk.start_line + _count_newlines(chunk.text, 0, begin)
+        first_line = chunk.start_line + len(LINE_BREAK.findall(chunk.text, 0, begin))
         for piece in split_chunks(text):
             pieces.append(Chunk(piece.text, first_line + piece.start_line - 1, piece.recovery_lines))
     return pieces
@@ -242,22 +246,8 @@ def _build_chunks(source: str, starts, recovery) -> list[Chunk]:
 
 # -- text helpers ----------------------------------------------------------------------
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def _count_newlines(text: str, begin: int = 0, end: int | None = None) -> int:
-    end = len(text) if end is None else end
-    if "\r" not in text:
-        return text.count("\n", begin, end)
-    return len(_NEWLINE.findall(text, begin, end))
-
-
-def _line_offsets(text: str) -> list[int]:
-    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
-
-
 def _next_newline(source: str, pos: int) -> int:
-    m = _NEWLINE.search(source, pos)
+    m = LINE_BREAK.search(source, pos)
     return -1 if m is None else m.start()
 
 

@@ -7,8 +7,8 @@ moves on to the next file.
 from __future__ import annotations
 
 import codecs
-import io
 import os
+import re
 import stat
 import tempfile
 import tokenize
@@ -96,7 +96,7 @@ def read_source(path: Path) -> SourceFile:
     if b"\x00" in data:
         raise SourceError("binary file (contains NUL bytes), skipped")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(_first_lines(data))
     except SyntaxError as exc:
         if "unknown encoding" in str(exc):
             raise SourceError(f"cannot decode: {exc}") from None
@@ -150,6 +150,16 @@ def write_source(source: SourceFile, text: str) -> None:
     except OSError as exc:
         raise SourceError(f"cannot write: {exc.strerror or exc}") from None
     source.text, source.data = text, data
+
+
+_BYTE_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def _first_lines(data: bytes):
+    """A readline over the first two lines of `data`, ended as Python ends them:
+    a coding cookie in a file with "\r" line ends is still on line one or two."""
+    lines = iter(match.group(0) for _, match in zip(range(2), _BYTE_LINE.finditer(data)))
+    return lambda: next(lines, b"")
 
 
 def _encoding_label(encoding: str) -> str:
