@@ -35,8 +35,11 @@ class AutogradLanguageServer(LanguageServer):
         # Analyses run here, off the event loop, so that the server keeps reading
         # messages (cancellations, newer changes) while one runs.
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="analysis")
-        self.shutdown_requested = False
         self.debounce_seconds = debounce_from(os.environ.get(DEBOUNCE_ENV), DEBOUNCE_SECONDS)
+
+    def close(self) -> None:
+        """Stop the analyses; a running one is abandoned (its thread ends with it)."""
+        self.analysis_pool.shutdown(wait=False, cancel_futures=True)
 
     def report_server_error(self, error, source):
         # pygls would show every internal error as a popup; a log line is enough.

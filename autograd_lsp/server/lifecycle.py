@@ -1,7 +1,7 @@
 """`initialize`, `initialized`, `shutdown`: what the client can do and wants.
 
-(`exit` is pygls' own: it closes the output and stops the loop; `run` then
-sets the process's exit code from whether `shutdown` came first.)
+(`exit` is handled by `transport`: it stops the loop, and `run` ends the
+process with 0 when `shutdown` came first, 1 otherwise.)
 """
 from __future__ import annotations
 
@@ -57,6 +57,5 @@ async def initialized(ls, params: types.InitializedParams) -> None:
 
 
 def shutdown(ls, params) -> None:
-    ls.shutdown_requested = True
     for uri in ls.documents.uris():
         ls.documents.close(uri)
