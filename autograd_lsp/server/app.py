@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, pull_diagnostics,
                                  workspace)
@@ -26,9 +27,20 @@ def _version() -> str:
         return "0.1.0"
 
 
+class AutogradProtocol(LanguageServerProtocol):
+    def _check_handler_result(self, future):
+        super()._check_handler_result(future)
+        # pygls 2.1 files the future of every notification it handles with a
+        # generator (didOpen, didChange, didClose...) in `_request_futures` under a
+        # fresh uuid and never removes it: about 1.5 KB per keystroke, for ever.
+        for key in [key for key, kept in self._request_futures.items() if kept is future]:
+            del self._request_futures[key]
+
+
 class AutogradLanguageServer(LanguageServer):
     def __init__(self):
-        super().__init__(NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=AutogradProtocol)
         self.capabilities = ClientCapabilities()
         self.settings = SettingsStore()
         self.documents = Documents()
