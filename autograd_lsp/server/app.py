@@ -13,7 +13,7 @@ from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, 
                                  workspace)
 from autograd_lsp.server.capabilities import ClientCapabilities
 from autograd_lsp.server.documents import DEBOUNCE_ENV, DEBOUNCE_SECONDS, Documents, debounce_from
-from autograd_lsp.server.guard import guarded, report_exception
+from autograd_lsp.server.guard import ServerCancelled, guarded, report_exception
 from autograd_lsp.server.settings import SettingsStore
 
 NAME = "autograd-lsp"
@@ -28,13 +28,35 @@ def _version() -> str:
 
 
 class AutogradProtocol(LanguageServerProtocol):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._finished_notifications: list = []
+
+    def _send_handler_result(self, future, *, msg_id):
+        # A stopped analysis is answered with its error, without pygls' traceback
+        # in the log: it is not a failure of the server.
+        if not future.cancelled() and isinstance(future.exception(), ServerCancelled):
+            self._request_futures.pop(msg_id, None)
+            self._send_response(msg_id, error=future.exception().to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
     def _check_handler_result(self, future):
         super()._check_handler_result(future)
         # pygls 2.1 files the future of every notification it handles with a
         # generator (didOpen, didChange, didClose...) in `_request_futures` under a
         # fresh uuid and never removes it: about 1.5 KB per keystroke, for ever.
-        for key in [key for key, kept in self._request_futures.items() if kept is future]:
-            del self._request_futures[key]
+        # Removed before the next message, not here: pygls may be iterating over
+        # that dict (shutdown cancels what is pending).
+        self._finished_notifications.append(future)
+
+    def handle_message(self, message):
+        if self._finished_notifications:
+            finished = {id(future) for future in self._finished_notifications}
+            self._finished_notifications = []
+            for key in [key for key, kept in self._request_futures.items() if id(kept) in finished]:
+                del self._request_futures[key]
+        super().handle_message(message)
 
 
 class AutogradLanguageServer(LanguageServer):

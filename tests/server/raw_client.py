@@ -38,6 +38,7 @@ class RawClient:
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         cwd=cwd, env=environment)
         self.inbox: queue.Queue = queue.Queue()
+        self.log: list[dict] = []          # every message received, in order
         self.stderr = bytearray()
         self._ids = iter(range(1, 10 ** 9))
         threading.Thread(target=self._read, daemon=True).start()
@@ -65,6 +66,7 @@ class RawClient:
                 result = [None] * len(data.get("params", {}).get("items", [])) \
                     if data["method"] == "workspace/configuration" else None
                 self.send(frame(message({"jsonrpc": "2.0", "id": data["id"], "result": result})))
+            self.log.append(data)
             self.inbox.put(data)
 
     def _read_stderr(self) -> None:

@@ -72,7 +72,7 @@ def test_abuse_run(client):
     client.notify("$/cancelRequest", {"id": number})
     assert client.alive()
     time.sleep(0.3)
-    logged = [m for m in client.messages_now() if m.get("method") == "window/logMessage"
+    logged = [m for m in client.log if m.get("method") == "window/logMessage"
               and m["params"]["type"] == 1]
     assert logged == []
     assert client.close() == 0
