@@ -22,7 +22,7 @@ with quiet_gc():
     from autograd_lsp import __version__, output
     from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, project_root
     from autograd_lsp.checking import Job, Outcome, check_files
-    from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, load_config, unknown_rule_keys
+    from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, check_values, load_config
     from autograd_lsp.progress import Progress
     from autograd_lsp.sources import discover
 
@@ -132,10 +132,9 @@ class ConfigCache:
 
 def run_check(args) -> int:
     select, ignore = _rule_keys(args.select), _rule_keys(args.ignore)
-    unknown = unknown_rule_keys((select or []) + (ignore or []))
-    if unknown:
-        _error(f"unknown rule {unknown[0]!r} (expected a rule name, a code prefix like AG1, or ALL; "
-               "see `autograd-lsp rules`)")
+    _, problems = check_values({"select": select, "ignore": ignore})
+    if problems:
+        _error(f"--{problems[0]}; see `autograd-lsp rules`")
         return ERROR
     configs = ConfigCache()
     report = Report(args.format)

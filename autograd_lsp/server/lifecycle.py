@@ -13,7 +13,7 @@ from autograd_lsp.server.capabilities import ClientCapabilities
 from autograd_lsp.server.documents import debounce_from
 from autograd_lsp.server.guard import log_to_client
 from autograd_lsp.server.settings import SECTION, parse_editor_settings
-from autograd_lsp.server.texts import normalize_locale
+from autograd_lsp.config import normalize_locale
 from autograd_lsp.server.workspace import CLIENT_REQUEST_TIMEOUT_SECONDS, fetch_configuration
 from autograd_lsp.server.linting import reanalyse_open_documents
 
