@@ -16,7 +16,11 @@ reads instead, and hands pygls only well-formed messages:
   request, -32602 invalid params; LSP's lifecycle is enforced: -32002 before
   `initialize`, -32600 after `shutdown`;
 - `exit` ends the serving loop; `run` then ends the process at once, even while
-  an abandoned analysis still runs in a worker thread.
+  an abandoned analysis still runs in a worker thread;
+- incremental changes are applied here, with the core's lines (`SourceText`),
+  and pygls gets the whole new text: pygls 2.1 applies a range to lines split by
+  `str.splitlines`, which also breaks at form feeds, U+001C-U+001E, U+0085,
+  U+2028 and U+2029, so an edit below such a character lands in the wrong place.
 """
 from __future__ import annotations
 
@@ -219,6 +223,8 @@ def handle_body(ls, body: bytes, lifecycle: Lifecycle, stop: asyncio.Event) -> N
         send_error(protocol, _id_of(data), INVALID_REQUEST, "Invalid Request: method must be a string")
         return
     request = has_id
+    if method == types.TEXT_DOCUMENT_DID_CHANGE and lifecycle.initialized and not lifecycle.shut_down:
+        body = _as_whole_text(ls, data, body)
     if method == types.EXIT:
         lifecycle.exit_code = 0 if lifecycle.shut_down else 1
         stop.set()
@@ -257,6 +263,42 @@ def _dispatch(ls, body: bytes, request_method: str | None, msg_id) -> bool:
         return False
     protocol.handle_message(message)
     return True
+
+
+def _as_whole_text(ls, data: dict, body: bytes) -> bytes:
+    """The didChange message with its changes applied: one change, the whole text."""
+    from analysis.source import SourceText
+    from autograd_lsp.server.positions import LineIndex
+    try:
+        params = data["params"]
+        uri = params["textDocument"]["uri"]
+        changes = params["contentChanges"]
+        document = ls.workspace.text_documents.get(uri)
+        if document is None or not isinstance(changes, list):
+            return body
+        text = document.source
+        for change in changes:
+            if "range" not in change:
+                text = change["text"]
+                continue
+            index = LineIndex(text, ls.workspace.position_encoding)
+            source = SourceText(text)
+            (start_line, start_column), (end_line, end_column) = (
+                index.from_client(_position(change["range"][end])) for end in ("start", "end"))
+            start = source.offset(start_line, start_column)
+            end = max(start, source.offset(end_line, end_column))
+            text = text[:start] + change["text"] + text[end:]
+    except (KeyError, TypeError, ValueError):
+        return body          # malformed: pygls validates it and answers
+    params["contentChanges"] = [{"text": text}]
+    return json.dumps(data).encode()
+
+
+def _position(raw: dict) -> types.Position:
+    line, character = raw["line"], raw["character"]
+    if not (isinstance(line, int) and isinstance(character, int)) or line < 0 or character < 0:
+        raise ValueError("not a position")
+    return types.Position(line, character)
 
 
 def send_error(protocol, msg_id, code: int, message: str) -> None:
