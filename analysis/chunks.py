@@ -13,12 +13,12 @@ must not swallow the rest of the file:
 - a column-0 line that begins with a keyword no expression can hold (`def`,
   `class`, `import`, `return`, ...) closes any open bracket, since in a valid
   module it can never sit inside one;
-- a column-0 `def`/`class` inside a triple-quoted string that was opened on an
-  indented line, and any column-0 statement inside a bracket opened on an
-  indented line or in a `def`/`class` header or decorator, is remembered as a
-  recovery line of its chunk. The engine cuts there only when the chunk does
-  not parse (a docstring or bracket left open), because valid code may well
-  hold such lines.
+- a column-0 line that begins with a name inside a bracket, a column-0
+  `def`/`class` inside a triple-quoted string, and any column-0 line that
+  begins with a name inside a triple-quoted string opened at column 0, is
+  remembered as a recovery line of its chunk. The engine cuts there only when
+  the chunk does not parse (a bracket or docstring left open, `class C(`),
+  because valid code may well hold such lines.
 
 `ChunkSplitter` keeps the previous version's starts and rescans only from the
 statement before the first changed character until the scan meets a start
@@ -145,8 +145,6 @@ def _scan(source: str, pos: int, line: int, resync=None):
     depth = 0
     quote: str | None = None      # the quote that closes the open string
     quote_indented = False        # that string was opened on an indented line
-    bracket_recoverable = False   # the outermost open bracket was opened on an indented
-                                  # line or in a `def`/`class` header or decorator
     line_start = pos
     at_line_start = True
     pending_decorator = False
@@ -161,7 +159,7 @@ def _scan(source: str, pos: int, line: int, resync=None):
                 if quote is None:
                     if depth and keyword in _STATEMENT_ONLY:
                         depth = 0
-                    if depth and bracket_recoverable and keyword not in _CONTINUATIONS:
+                    if depth and keyword and keyword not in _CONTINUATIONS:
                         recovery.append((pos, line))
                     if depth == 0:
                         if keyword not in _CONTINUATIONS and not pending_decorator:
@@ -171,7 +169,7 @@ def _scan(source: str, pos: int, line: int, resync=None):
                                     return starts, recovery, (pos, line, old)
                             starts.append((pos, line))
                         pending_decorator = ch == "@"
-                elif quote_indented and len(quote) == 3 and keyword in _DEFINITIONS:
+                elif len(quote) == 3 and (keyword in _DEFINITIONS or keyword and not quote_indented):
                     recovery.append((pos, line))
         at_line_start = False
         m = token(source, pos)
@@ -202,8 +200,6 @@ def _scan(source: str, pos: int, line: int, resync=None):
             nl = _next_newline(source, pos)
             pos = n if nl < 0 else nl
         elif tok in "([{":
-            if depth == 0:
-                bracket_recoverable = _opens_recoverably(source, line_start)
             depth += 1
         elif tok in ")]}":
             depth = max(0, depth - 1)
@@ -216,14 +212,6 @@ def _scan(source: str, pos: int, line: int, resync=None):
             line_start = pos
             at_line_start = True
     return starts, recovery, None
-
-
-def _opens_recoverably(source: str, line_start: int) -> bool:
-    first = source[line_start:line_start + 1]
-    if first in (" ", "\t", "@"):
-        return True
-    word = _WORD.match(source, line_start)
-    return word is not None and word.group(0) in _DEFINITIONS
 
 
 def _build_chunks(source: str, starts, recovery) -> list[Chunk]:
