@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograd_lsp.startup import quiet_gc
+from autograd_lsp.startup import quiet_gc, quiet_parser_warnings
 
 with quiet_gc():
     # Analyzer is re-exported: callers and tests reach the analysis through `cli.Analyzer`.
@@ -30,6 +30,7 @@ OK, PROBLEMS, ERROR, CRASH = 0, 1, 2, 3
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_parser_warnings()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

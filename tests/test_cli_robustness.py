@@ -201,3 +201,11 @@ def test_fix_keeps_encoding_bom_and_line_endings(project, capsys, encoding, bom,
         assert "\n" not in fixed.replace(newline, "")
     assert stat.S_IMODE(path.stat().st_mode) == mode
     assert [p.name for p in project.iterdir() if p.name.startswith("a.py")] == ["a.py"]
+
+
+def test_python_s_own_syntax_warnings_do_not_leak(project):
+    (project / "w.py").write_text('import torch\nx = 1\nif x is 1:\n    pass\ns = "\\d"\n')
+    for flags in ([], ["--fix"]):
+        run_ = subprocess.run([sys.executable, "-m", "autograd_lsp", "check", "--no-cache", *flags, "w.py"],
+                              cwd=project, capture_output=True, text=True, timeout=60)
+        assert "Warning" not in run_.stderr, run_.stderr

@@ -19,13 +19,14 @@ import sys
 def run(tcp: tuple[str, int] | None = None) -> None:
     """Serve until a client sends `exit`; the process's exit code is 0 when
     `shutdown` came before `exit`, 1 otherwise (LSP)."""
-    from autograd_lsp.startup import quiet_gc, settle
+    from autograd_lsp.startup import quiet_gc, quiet_parser_warnings, settle
 
     with quiet_gc():
         from autograd_lsp.server.app import create_server
         from autograd_lsp.server import transport
 
     settle()
+    quiet_parser_warnings()
     try:
         if tcp is not None:
             code = asyncio.run(_serve_tcp(create_server, transport, *tcp))
