@@ -110,3 +110,25 @@ def test_errors_are_logged_short():
             report_exception(ls, "analysis of a.py")
     [message] = ls.logged
     assert len(message) < 1_000 and message.startswith("autograd-lsp: analysis of a.py failed: Huge")
+
+
+def test_cancelled_pulls_stop_their_analyses():
+    client = _client(PULL, timeout_ms=120_000)
+    try:
+        numbers = []
+        for name in ("slow1.py", "slow2.py"):           # one for each worker thread
+            client.open(f"file:///{name}", SLOW.replace("z = ", f"z_{name[4]} = "))
+            numbers.append(client.request("textDocument/diagnostic",
+                                          {"textDocument": {"uri": f"file:///{name}"}}))
+        time.sleep(1)
+        for number in numbers:
+            client.notify("$/cancelRequest", {"id": number})
+        for number in numbers:
+            client.response(number, 60)
+        # The workers are free again long before the slow analyses would have ended.
+        client.open("file:///a.py", BUG)
+        started = time.monotonic()
+        assert [d["code"] for d in client.pull("file:///a.py")] == ["AG101"]
+        assert time.monotonic() - started < 5
+    finally:
+        client.close()
