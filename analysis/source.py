@@ -17,35 +17,37 @@ import io
 import re
 import tokenize
 from bisect import bisect_right
+from itertools import accumulate
 from typing import Iterable
 
 from analysis.findings import TextEdit
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_SPLIT_KEEPING_BREAKS = re.compile(r"(\r\n|\r|\n)")
 
 
 class SourceText:
-    """One text and the offsets where its lines start."""
+    """One text, its lines (`lines`: each line's content, without its line break)
+    and the offsets where they start (`line_starts`)."""
 
-    __slots__ = ("text", "line_starts", "_lines")
+    __slots__ = ("text", "line_starts", "lines")
 
     def __init__(self, text: str):
         self.text = text
-        self.line_starts = [0] + [m.end() for m in LINE_BREAK.finditer(text)]
-        self._lines: list[str] | None = None
+        # Split in C (str.split, re.split): this runs on every keystroke.
+        if "\r" not in text:
+            self.lines = text.split("\n")
+            widths = [len(line) + 1 for line in self.lines]
+        else:
+            parts = _SPLIT_KEEPING_BREAKS.split(text)
+            self.lines = parts[0::2]
+            widths = [len(line) + len(end) for line, end in zip(parts[0::2], parts[1::2])]
+        self.line_starts = [0, *accumulate(widths[:len(self.lines) - 1])]
 
     @property
     def line_count(self) -> int:
         """Lines in the text; a text ending with a line break has an empty last line."""
         return len(self.line_starts)
-
-    @property
-    def lines(self) -> list[str]:
-        """Each line's content, without its line break."""
-        if self._lines is None:
-            self._lines = [self.text[start:self._content_end(number)]
-                           for number, start in enumerate(self.line_starts)]
-        return self._lines
 
     def lines_with_ends(self) -> list[str]:
         """Each line with its line break (the last one has none); "" gives []."""
@@ -112,10 +114,7 @@ class SourceText:
 
     def _content_end(self, row: int) -> int:
         """Offset where the line with 0-based index `row` ends, before its break."""
-        if row + 1 < len(self.line_starts):
-            end = self.line_starts[row + 1]
-            return end - (2 if self.text[end - 2:end] == "\r\n" else 1)
-        return len(self.text)
+        return self.line_starts[row] + len(self.lines[row])
 
 
 def form_feed_shifts(text: str) -> dict[int, int]:

@@ -38,7 +38,8 @@ class LineIndex:
 
     def __init__(self, text: str, encoding: str = UTF16):
         self.encoding = encoding
-        self.lines = SourceText(text).lines
+        self.source = SourceText(text)
+        self.lines = self.source.lines
 
     # -- core (1-based line, code-point column) -> LSP -------------------------------
 

@@ -28,6 +28,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import threading
 
 from lsprotocol import types
@@ -40,6 +41,8 @@ MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 # How long a body may stall before the bytes read so far are taken as the whole body.
 QUIET_SECONDS = 1.0
 _HEADER = b"content-length:"
+# What `str.splitlines` takes for a line break and LSP does not (besides \r, \n).
+_ODD_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _READ_SIZE = 65536
 
 
@@ -267,7 +270,6 @@ def _dispatch(ls, body: bytes, request_method: str | None, msg_id) -> bool:
 
 def _as_whole_text(ls, data: dict, body: bytes) -> bytes:
     """The didChange message with its changes applied: one change, the whole text."""
-    from analysis.source import SourceText
     from autograd_lsp.server.positions import LineIndex
     try:
         params = data["params"]
@@ -277,12 +279,16 @@ def _as_whole_text(ls, data: dict, body: bytes) -> bytes:
         if document is None or not isinstance(changes, list):
             return body
         text = document.source
+        if not _ODD_LINE_BREAKS.search(text) and not any(
+                isinstance(change, dict) and _ODD_LINE_BREAKS.search(str(change.get("text", "")))
+                for change in changes):
+            return body          # pygls' lines are LSP's lines: let it apply the changes
         for change in changes:
             if "range" not in change:
                 text = change["text"]
                 continue
             index = LineIndex(text, ls.workspace.position_encoding)
-            source = SourceText(text)
+            source = index.source
             (start_line, start_column), (end_line, end_column) = (
                 index.from_client(_position(change["range"][end])) for end in ("start", "end"))
             start = source.offset(start_line, start_column)
