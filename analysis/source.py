@@ -13,9 +13,7 @@ Positions are the core's: lines 1-based, columns 0-based in code points.
 """
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterable
@@ -116,32 +114,3 @@ class SourceText:
         """Offset where the line with 0-based index `row` ends, before its break."""
         return self.line_starts[row] + len(self.lines[row])
 
-
-def form_feed_shifts(text: str) -> dict[int, int]:
-    """1-based line -> how many columns libcst's positions on it are short.
-
-    libcst does not count the form feeds that open a statement at indentation 0
-    (`\\fy.backward()` gives `y` column 0, not 1); every column on such a line is
-    short by their number. Lines that continue a statement are counted right.
-    Only texts holding a form feed pay for this tokenization."""
-    if "\f" not in text:
-        return {}
-    shifts: dict[int, int] = {}
-    at_statement_start = True
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
-            kind = token.type
-            if kind in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-                at_statement_start = kind == tokenize.NEWLINE or at_statement_start
-                continue
-            if kind in (tokenize.NL, tokenize.COMMENT, tokenize.ENCODING):
-                continue
-            if at_statement_start:
-                row, column = token.start
-                lead = token.line[:column]
-                if lead and set(lead) == {"\f"}:
-                    shifts[row] = column
-            at_statement_start = False
-    except (tokenize.TokenError, SyntaxError, ValueError):
-        pass
-    return shifts

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from analysis import Analyzer, Finding, Settings
-from analysis.engine import describe_error
+from analysis.errors import describe_error
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.project import workspace_for
@@ -197,7 +197,7 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
             analyzer = Analyzer(workspace=workspace_for(path))
             outcome.findings = list(analyzer.analyze(text, settings, path=str(path)))
             outcome.dependencies = set(analyzer.dependencies)
-        outcome.unread = list(getattr(analyzer, "unread", ()))
+        outcome.unread = list(analyzer.unread)
     except SourceError as exc:
         outcome.error = str(exc)
     except Exception as exc:  # one file's analysis failure must not stop the run
