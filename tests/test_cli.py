@@ -272,7 +272,7 @@ def test_syntax_error_is_a_finding_and_other_files_still_report(project, capsys)
 def test_an_analysis_crash_is_reported_not_raised(project, capsys, monkeypatch):
     write(project, "train.py", NONSCALAR)
 
-    def crash(self, source, settings=None):
+    def crash(self, source, settings=None, **options):
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(cli.Analyzer, "analyze", crash)
