@@ -1,10 +1,12 @@
 """Refusing text that would crash or stall a parser, before any parser sees it.
 
-libcst's native parser recurses in Rust once per level of nesting: a valid file
-with a 10,000-branch `elif` chain or 10,000 unary minus signs overflows its
-stack and the process dies (SIGSEGV), which no `try` can catch. It is also
-about quadratic in the length of an operator chain (a 3,000-term sum takes a
-minute). CPython's own parser fails on the same input with a MemoryError.
+Native parsers recurse once per level of nesting. libcst's (which the rules use
+to build fixes) overflows its stack on a valid file with a 10,000-branch `elif`
+chain or 10,000 unary minus signs, and the process dies (SIGSEGV), which no
+`try` can catch; it is also about quadratic in the length of an operator chain
+(a 3,000-term sum takes a minute). CPython's `ast` refuses the same input with
+a MemoryError, or a RecursionError once the tree is deeper than Python's
+recursion limit. Either way the text must be measured first, without recursion.
 
 `check_text` measures what matters with one flat scan of the tokens (no
 recursion, linear time) and says whether the text may be parsed:
@@ -18,9 +20,9 @@ recursion, linear time) and says whether the text may be parsed:
 Anything over a limit is refused: the chunk is left unread and the caller says
 so (never a false "syntax error", never a silent "no problems").
 
-What is accepted may still be deep: libcst walks its tree recursively (its
-position metadata takes about eight Python frames per `elif`), so a 400-branch
-chain exceeds Python's default recursion limit of 1,000. `TextShape.deep` says
+What is accepted may still be deep: building an `ast` tree and walking any tree
+recursively takes a few Python frames per level, so a chain of a few hundred
+links exceeds Python's default recursion limit of 1,000. `TextShape.deep` says
 when, and `call_with_room` runs such work on a thread with a large stack and a
 recursion limit that fits the measured depth.
 """
@@ -33,9 +35,9 @@ from dataclasses import dataclass
 
 # CPython's tokenizer refuses more than 200 open brackets ("too many nested parentheses").
 MAX_BRACKET_DEPTH = 200
-# Chains up to these lengths parse in a few seconds and are analysed; longer ones
-# are refused. libcst crashes somewhere between 3,000 and 10,000 (depending on the
-# thread's stack) and needs ~2 s for a 1,000-term sum, ~8 s for 1,500.
+# Chains up to these lengths are analysed; longer ones are refused. libcst crashes
+# somewhere between 3,000 and 10,000 (depending on the thread's stack) and needs
+# ~2 s for a 1,000-term sum, ~8 s for 1,500.
 MAX_EXPRESSION_CHAIN = 1_200
 MAX_ELIF_CHAIN = 1_200
 # Texts shorter than this cannot hold a chain or nesting over the limits.
