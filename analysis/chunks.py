@@ -13,12 +13,12 @@ must not swallow the rest of the file:
 - a column-0 line that begins with a keyword no expression can hold (`def`,
   `class`, `import`, `return`, ...) closes any open bracket, since in a valid
   module it can never sit inside one;
-- a column-0 `def`/`class` inside a triple-quoted string that was opened on an
-  indented line, and any column-0 statement inside a bracket opened on an
-  indented line or in a `def`/`class` header or decorator, is remembered as a
-  recovery line of its chunk. The engine cuts there only when the chunk does
-  not parse (a docstring or bracket left open), because valid code may well
-  hold such lines.
+- a column-0 line that begins with a name inside a bracket, a column-0
+  `def`/`class` inside a triple-quoted string, and any column-0 line that
+  begins with a name inside a triple-quoted string opened at column 0, is
+  remembered as a recovery line of its chunk. The engine cuts there only when
+  the chunk does not parse (a bracket or docstring left open, `class C(`),
+  because valid code may well hold such lines.
 
 `ChunkSplitter` keeps the previous version's starts and rescans only from the
 statement before the first changed character until the scan meets a start
@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
+
+from analysis.source import LINE_BREAK, SourceText
 
 # Tokens that change the scanner's state; everything else is skipped in bulk.
 _TOKEN = re.compile(r"""'''|\"\"\"|'|"|#|\\(?:\r\n|\r|\n)|\\|[()\[\]{}]|\r\n|\r|\n""")
@@ -52,7 +54,9 @@ class Chunk:
 
     @property
     def line_count(self) -> int:
-        return _count_newlines(self.text) + (0 if self.text.endswith(_NEWLINES) else 1)
+        """Lines the chunk spans (its final line break ends its last line)."""
+        lines = SourceText(self.text).line_count
+        return lines - 1 if self.text.endswith(_NEWLINES) else lines
 
 
 def split_chunks(source: str) -> list[Chunk]:
@@ -64,12 +68,12 @@ def cut_at_recovery_lines(chunk: Chunk) -> list[Chunk]:
     """The chunk split at its recovery lines, each piece split again as a module of its own."""
     if not chunk.recovery_lines:
         return [chunk]
-    lines = _line_offsets(chunk.text)
+    lines = SourceText(chunk.text).line_starts
     cuts = [0] + [lines[i] for i in chunk.recovery_lines] + [len(chunk.text)]
     pieces: list[Chunk] = []
     for begin, end in zip(cuts, cuts[1:]):
         text = chunk.text[begin:end]
-        first_line = chunk.start_line + _count_newlines(chunk.text, 0, begin)
+        first_line = chunk.start_line + len(LINE_BREAK.findall(chunk.text, 0, begin))
         for piece in split_chunks(text):
             pieces.append(Chunk(piece.text, first_line + piece.start_line - 1, piece.recovery_lines))
     return pieces
@@ -141,8 +145,6 @@ def _scan(source: str, pos: int, line: int, resync=None):
     depth = 0
     quote: str | None = None      # the quote that closes the open string
     quote_indented = False        # that string was opened on an indented line
-    bracket_recoverable = False   # the outermost open bracket was opened on an indented
-                                  # line or in a `def`/`class` header or decorator
     line_start = pos
     at_line_start = True
     pending_decorator = False
@@ -157,7 +159,7 @@ def _scan(source: str, pos: int, line: int, resync=None):
                 if quote is None:
                     if depth and keyword in _STATEMENT_ONLY:
                         depth = 0
-                    if depth and bracket_recoverable and keyword not in _CONTINUATIONS:
+                    if depth and keyword and keyword not in _CONTINUATIONS:
                         recovery.append((pos, line))
                     if depth == 0:
                         if keyword not in _CONTINUATIONS and not pending_decorator:
@@ -167,7 +169,7 @@ def _scan(source: str, pos: int, line: int, resync=None):
                                     return starts, recovery, (pos, line, old)
                             starts.append((pos, line))
                         pending_decorator = ch == "@"
-                elif quote_indented and len(quote) == 3 and keyword in _DEFINITIONS:
+                elif len(quote) == 3 and (keyword in _DEFINITIONS or keyword and not quote_indented):
                     recovery.append((pos, line))
         at_line_start = False
         m = token(source, pos)
@@ -198,8 +200,6 @@ def _scan(source: str, pos: int, line: int, resync=None):
             nl = _next_newline(source, pos)
             pos = n if nl < 0 else nl
         elif tok in "([{":
-            if depth == 0:
-                bracket_recoverable = _opens_recoverably(source, line_start)
             depth += 1
         elif tok in ")]}":
             depth = max(0, depth - 1)
@@ -212,14 +212,6 @@ def _scan(source: str, pos: int, line: int, resync=None):
             line_start = pos
             at_line_start = True
     return starts, recovery, None
-
-
-def _opens_recoverably(source: str, line_start: int) -> bool:
-    first = source[line_start:line_start + 1]
-    if first in (" ", "\t", "@"):
-        return True
-    word = _WORD.match(source, line_start)
-    return word is not None and word.group(0) in _DEFINITIONS
 
 
 def _build_chunks(source: str, starts, recovery) -> list[Chunk]:
@@ -242,22 +234,8 @@ def _build_chunks(source: str, starts, recovery) -> list[Chunk]:
 
 # -- text helpers ----------------------------------------------------------------------
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def _count_newlines(text: str, begin: int = 0, end: int | None = None) -> int:
-    end = len(text) if end is None else end
-    if "\r" not in text:
-        return text.count("\n", begin, end)
-    return len(_NEWLINE.findall(text, begin, end))
-
-
-def _line_offsets(text: str) -> list[int]:
-    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
-
-
 def _next_newline(source: str, pos: int) -> int:
-    m = _NEWLINE.search(source, pos)
+    m = LINE_BREAK.search(source, pos)
     return -1 if m is None else m.start()
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field, replace
 
 from analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
 from analysis.edits import newline_of, source_lines
+from analysis.errors import describe_error
+from analysis.parse_guard import Refusal, TextShape, call_with_room, measure
 from analysis.facts import ClassValue, FunctionValue, ObjectRef
 from analysis.findings import Finding, Fix, TextEdit
 from analysis.rule import Edit, Report, Rule
@@ -29,6 +31,10 @@ from analysis.state import State
 from analysis.suppression import is_suppressed
 from analysis.trace import CallSite, Context, Trace
 from analysis.walker import Frame, ModuleContext, Walker
+
+class AnalysisStopped(Exception):
+    """Raised by `Analyzer.analyze` when its `should_stop` says so."""
+
 
 SYNTAX_CODE = "AG001"
 SYNTAX_NAME = "syntax-error"
@@ -44,6 +50,9 @@ class ParsedChunk:
     error: str | None = None
     error_line: int = 1          # relative to the chunk
     error_column: int = 0
+    # Why the chunk was left unread (see analysis.parse_guard), and how deep it is.
+    refusal: Refusal | None = None
+    shape: TextShape = TextShape()
     _lines: list | None = None
     _cst: object = None
     _signature: object = None
@@ -126,6 +135,10 @@ class Analyzer:
         self.last: Analysis | None = None
         # Exceptions raised by the analysis itself (bugs of ours), newest last.
         self.internal_errors: list[tuple[int, str]] = []
+        # Parts of the last text left unread because a parser could not take them:
+        # (1-based line, reason). Callers must say so; they are not "no problems".
+        self.unread: list[tuple[int, str]] = []
+        self._should_stop = None
         # Paths of the project's modules the last analysis read.
         self.dependencies: set = set()
         # The last run of the module's code, and the runs of functions on their own,
@@ -133,12 +146,18 @@ class Analyzer:
         self._module_cache: _ModuleRun | None = None
         self._alone_cache: dict = {}
 
-    def analyze(self, source: str, settings: Settings | None = None, path: str | None = None) -> list[Finding]:
+    def analyze(self, source: str, settings: Settings | None = None, path: str | None = None,
+                should_stop=None) -> list[Finding]:
+        """Findings for `source`. `should_stop()`, when given, is asked between steps;
+        True raises AnalysisStopped."""
         settings = settings or Settings()
+        self.unread = []
+        self._should_stop = should_stop
         if "torch" not in source and ".backward(" not in source:
             # Every fact the rules need starts from a torch name: a file that never
             # mentions torch has nothing to report but its syntax, which `ast` checks.
-            out = self._final(_python_syntax_findings(source), source, settings)
+            syntax, self.unread = _python_syntax_findings(source)
+            out = self._final(syntax, source, settings)
             self.last = Analysis(out, [])
             return out
         chunks, parsed = self._chunks_and_parses(source)
@@ -146,6 +165,8 @@ class Analyzer:
         for chunk, part in zip(chunks, parsed):
             if part.tree is None and part.error is not None:
                 findings.append(self._syntax_finding(chunk, part))
+            elif part.tree is None and part.refusal is not None:
+                self.unread.append((chunk.start_line + part.refusal.line - 1, part.refusal.reason))
         starts = {id(part): chunk.start_line for chunk, part in zip(chunks, parsed) if part.tree is not None}
         parts = [p for p in parsed if p.tree is not None]
         segments = self._segments(parts, path, settings.locale, ".backward(" in source)
@@ -179,6 +200,7 @@ class Analyzer:
                 for function, owner in _definitions(node, state.names):
                     if function.node in followed:
                         continue
+                    self._check_stop()
                     key = (function, owner, locale, _globals_digest(function, part, state))
                     segment = self._alone_cache.get(key)
                     if segment is None:
@@ -225,7 +247,8 @@ class Analyzer:
                     context = ModuleContext("__main__", path, self._resolver())
                     for part in changed:
                         frame = Frame(None, part, None, prefix=part.key, module=context)
-                        self._guarded(lambda: walker.run_module(part.tree, state, frame, Context(no_grad=False)))
+                        self._guarded(lambda: walker.run_module(part.tree, state, frame, Context(no_grad=False)),
+                                      part.shape)
                     previous = replace(previous, parts=list(parts), state=state)
                     self._module_cache = previous
                 return previous.segment, previous.state, previous.followed_nodes
@@ -244,7 +267,8 @@ class Analyzer:
                     # code the user wants checked.
                     state.reachable = True
 
-        self._guarded(run)
+        self._guarded(run, max((p.shape for p in parts), key=lambda shape: shape.levels,
+                               default=TextShape()))
         walker.torch_name = _torch_name(state.names)
         segment = self._segment(walker, trace, locale)
         self._module_cache = _ModuleRun(list(parts), locale, path, segment, state,
@@ -264,7 +288,7 @@ class Analyzer:
         def run():
             walker.run_alone(function, receiver, run_state, frame, Context(no_grad=None))
 
-        self._guarded(run)
+        self._guarded(run, part.shape)
         return self._segment(walker, trace, locale)
 
     def _segment(self, walker: Walker, trace: Trace, locale: str) -> "_Segment":
@@ -277,13 +301,20 @@ class Analyzer:
                 self.internal_errors.append((1, f"{rule.name}: {type(exc).__name__}: {exc}"))
         return _Segment(reports, walker.seen, trace)
 
-    def _guarded(self, run) -> None:
+    def _guarded(self, run, shape: TextShape = TextShape()) -> None:
         try:
-            run()
+            # Deep trees (long chains) are walked where the recursion fits.
+            call_with_room(shape, run)
         except RecursionError:
             self.internal_errors.append((1, "RecursionError"))
+        except AnalysisStopped:
+            raise
         except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
-            self.internal_errors.append((1, f"{type(exc).__name__}: {exc}"))
+            self.internal_errors.append((1, describe_error(exc)))
+
+    def _check_stop(self) -> None:
+        if self._should_stop is not None and self._should_stop():
+            raise AnalysisStopped()
 
     def _resolver(self):
         if self.workspace is None:
@@ -308,6 +339,7 @@ class Analyzer:
         # the second `y.backward()` must not be mistaken for the first.
         occurrences: dict[str, int] = {}
         while pending:
+            self._check_stop()
             chunk = pending.pop()
             occurrence = occurrences.get(chunk.text, 0)
             part = self._parse(chunk, occurrence)
@@ -327,19 +359,28 @@ class Analyzer:
         if cached is not None:
             return cached
         ident = (hash(chunk.text), occurrence)
+        # -- parse guard: measured without recursion before any parser sees the text.
+        shape = measure(chunk.text)
+        if shape.refusal is not None:
+            refusal = shape.refusal
+            part = (ParsedChunk(chunk.text, None, ident, refusal.reason, refusal.line, refusal.column)
+                    if refusal.syntax_error else ParsedChunk(chunk.text, None, ident, refusal=refusal))
+            self._parsed[key] = part
+            return part
         try:
             with warnings.catch_warnings():
                 # CPython's own SyntaxWarnings name a file and line that are not the user's.
                 warnings.simplefilter("ignore")
-                tree = ast.parse(chunk.text)
-            part = ParsedChunk(chunk.text, tree, ident)
+                tree = call_with_room(shape, ast.parse, chunk.text)
+            part = ParsedChunk(chunk.text, tree, ident, shape=shape)
         except SyntaxError as exc:
             part = ParsedChunk(chunk.text, None, ident, _syntax_message(exc), exc.lineno or 1,
                                max((exc.offset or 1) - 1, 0))
         except (RecursionError, MemoryError):
-            # Valid code too deep for the parser (a chain of thousands of operators): the
-            # chunk is left unread, and the rest of the file is still analysed.
-            part = ParsedChunk(chunk.text, None, ident)
+            # Valid code too deep for the parser: the chunk is left unread (and the
+            # caller says so), the rest of the file is still analysed.
+            part = ParsedChunk(chunk.text, None, ident,
+                               refusal=Refusal("too deeply nested for Python's parser", 1, 0))
         except ValueError as exc:
             part = ParsedChunk(chunk.text, None, ident, f"cannot parse: {exc}")
         self._parsed[key] = part
@@ -417,9 +458,11 @@ class Analyzer:
         return None
 
     def _syntax_finding(self, chunk: Chunk, part: ParsedChunk) -> Finding:
-        line = chunk.start_line + max(part.error_line, 1) - 1
+        # Within the chunk's own lines: a parser reports an unclosed bracket at the
+        # end of the input, which may be the line after the chunk's last.
         lines = part.lines
-        rel = min(max(part.error_line, 1), len(lines))
+        rel = min(max(part.error_line, 1), max(chunk.line_count, 1), len(lines))
+        line = chunk.start_line + rel - 1
         column = min(part.error_column, len(lines[rel - 1])) if lines else 0
         return Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {part.error}",
                        line, column, line, column + 1)
@@ -537,21 +580,24 @@ def _syntax_message(exc: SyntaxError) -> str:
     return (exc.msg or "invalid syntax").strip().splitlines()[0] if exc.msg else "invalid syntax"
 
 
-def _python_syntax_findings(source: str) -> list[Finding]:
-    """The syntax error of a file, if any."""
+def _python_syntax_findings(source: str) -> tuple[list[Finding], list[tuple[int, str]]]:
+    """The syntax error of a file, if any, and what was left unread (`ast` refuses
+    deep nesting without crashing; that is not "no problems")."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             ast.parse(source)
-        return []
+        return [], []
     except SyntaxError as exc:
         lines = source_lines(source)
         line = min(max(exc.lineno or 1, 1), len(lines))
         column = min(max((exc.offset or 1) - 1, 0), len(lines[line - 1]))
         return [Finding(SYNTAX_CODE, SYNTAX_NAME, "error", f"syntax error: {_syntax_message(exc)}",
-                        line, column, line, column + 1)]
-    except (ValueError, RecursionError, MemoryError):
-        return []
+                        line, column, line, column + 1)], []
+    except (RecursionError, MemoryError):
+        return [], [(1, "too deeply nested for Python's parser")]
+    except ValueError:
+        return [], []
 
 
 def _indent_of(line: str) -> str:

@@ -7,22 +7,31 @@ misses and the file is analysed again. Entries are written whole under a
 temporary name and renamed, so concurrent runs never see half an entry. A
 cache that cannot be read or written is skipped, never fatal: the run only
 gets slower.
+
+The folder is not trusted: an entry is read only from a regular file (never a
+FIFO, a device or a symbolic link), up to `MAX_ENTRY_BYTES`, and used only if
+it names its own key and every finding in it is well formed and names a real
+rule. Anything else is a miss, and the file is analysed again.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from analysis import Finding, Fix, Settings, TextEdit
+from analysis import SEVERITIES, SYNTAX_CODE, SYNTAX_NAME, Finding, Fix, Settings, TextEdit, all_rules
 from autograd_lsp import __version__
 
 CACHE_FOLDER = ".autograd_lsp_cache"
 # Bumped when the entry layout changes, so old entries are never misread.
-FORMAT = 1
+FORMAT = 2
+# An entry larger than this was not written by us.
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+_IGNORE_ALL = "# Automatically created by autograd-lsp.\n*\n"
 
 
 @lru_cache(maxsize=1)
@@ -84,9 +93,11 @@ class ResultsCache:
         if not self.usable:
             return None
         try:
-            data = json.loads(self._path(key).read_bytes())
+            data = json.loads(_read_regular_file(self._path(key), MAX_ENTRY_BYTES))
+            if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
+                raise ValueError("not an entry for this key")
             findings = [finding_from_json(item) for item in data["findings"]]
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError):
             # Missing, half-written by a crashed run, or edited by hand: a miss.
             self.misses += 1
             return None
@@ -100,7 +111,8 @@ class ResultsCache:
         try:
             self._prepare()
             path.parent.mkdir(exist_ok=True)
-            data = json.dumps({"findings": [finding_to_json(f) for f in findings]},
+            data = json.dumps({"format": FORMAT, "key": key,
+                               "findings": [finding_to_json(f) for f in findings]},
                               ensure_ascii=False, separators=(",", ":"))
             handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             try:
@@ -117,12 +129,33 @@ class ResultsCache:
     def _prepare(self) -> None:
         if self._entries.is_dir():
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        ignore = self.folder / ".gitignore"
-        if not ignore.exists():
-            # As .ruff_cache does: the folder never shows up in `git status`.
-            ignore.write_text("# Automatically created by autograd-lsp.\n*\n", encoding="utf-8")
-        self._entries.mkdir(exist_ok=True)
+        # As .ruff_cache does, what we create never shows up in `git status`; but a
+        # `.gitignore` of `*` goes only into folders we created ourselves: in a
+        # folder given with --cache-dir (the project root, say) it would hide
+        # every untracked file of the project.
+        for folder in (self.folder, self._entries):
+            try:
+                folder.mkdir(parents=(folder is self.folder))
+            except FileExistsError:
+                continue
+            (folder / ".gitignore").write_text(_IGNORE_ALL, encoding="utf-8")
+
+
+def _read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of `path` if it is a regular file (not a link) of at most `limit`
+    bytes; OSError or ValueError otherwise. Opening never blocks (a FIFO would)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise ValueError("not a cache entry")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:
+        raise ValueError("not a cache entry")
+    return data
 
 
 def _unlink(path: str) -> None:
@@ -142,13 +175,23 @@ def finding_to_json(finding: Finding) -> list:
 
 
 def finding_from_json(item: list) -> Finding:
+    """A finding from an entry; TypeError or ValueError unless it is one we could
+    have written: a real rule's code and name, a severity, sane positions, text
+    without control characters."""
     code, name, severity, message, line, column, end_line, end_column, fixes = item
-    if not all(isinstance(v, str) for v in (code, name, severity, message)) or \
-            not all(type(v) is int for v in (line, column, end_line, end_column)):
+    if _rule_names().get(code) != name or severity not in SEVERITIES \
+            or not _clean_text(message) or not _positions(line, column, end_line, end_column) \
+            or not isinstance(fixes, list):
         raise TypeError("not a finding")
     return Finding(code, name, severity, message, line, column, end_line, end_column,
-                   tuple(Fix(title, tuple(_edit_from_json(e) for e in edits), safe)
-                         for title, safe, edits in fixes))
+                   tuple(_fix_from_json(fix) for fix in fixes))
+
+
+def _fix_from_json(item: list) -> Fix:
+    title, safe, edits = item
+    if not _clean_text(title) or not isinstance(safe, bool) or not isinstance(edits, list):
+        raise TypeError("not a fix")
+    return Fix(title, tuple(_edit_from_json(e) for e in edits), safe)
 
 
 def _edit_to_json(edit: TextEdit) -> list:
@@ -157,4 +200,22 @@ def _edit_to_json(edit: TextEdit) -> list:
 
 def _edit_from_json(item: list) -> TextEdit:
     line, column, end_line, end_column, new_text = item
+    if not _positions(line, column, end_line, end_column) or not isinstance(new_text, str):
+        raise TypeError("not an edit")
     return TextEdit(line, column, end_line, end_column, new_text)
+
+
+@lru_cache(maxsize=1)
+def _rule_names() -> dict:
+    return {SYNTAX_CODE: SYNTAX_NAME, **{rule.code: rule.name for rule in all_rules()}}
+
+
+def _positions(line, column, end_line, end_column) -> bool:
+    values = (line, column, end_line, end_column)
+    return all(type(v) is int for v in values) and line >= 1 and column >= 0 \
+        and (end_line, end_column) >= (line, column)
+
+
+def _clean_text(text) -> bool:
+    # Our messages and titles never hold control characters: such text was not written by us.
+    return isinstance(text, str) and text.isprintable()

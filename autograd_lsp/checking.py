@@ -4,16 +4,25 @@ output never depends on which worker finished first.
 
 A process pool costs a fork and some pickling per file, which pays off only
 when several files need analysing; small runs stay in this process.
+
+A worker can die (a parser crash no `try` catches, the kernel's OOM killer).
+The pool is then broken and which file killed it is unknown: the files not yet
+done are checked again one at a time, each in a process of its own, so the
+culprit is reported as not checked and every other file gets its outcome.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from analysis import Analyzer, Finding, Settings
+from analysis.errors import describe_error
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.project import workspace_for
@@ -34,6 +43,10 @@ class Outcome:
     error: str | None = None
     # Modules of the project the analysis read: findings depend on them too.
     dependencies: set = field(default_factory=set)
+    # The analysis itself failed (a bug of ours or a dead worker), not the file.
+    crashed: bool = False
+    # Lines from which part of the file was not analysed, and why (see analysis.parse_guard).
+    unread: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -82,12 +95,7 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
         # Forked workers share the imported modules; frozen, the collector never
         # touches (and so never copies) them in a worker.
         settle()
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text): n
-                       for n in todo}
-            for future in as_completed(futures):
-                outcomes[futures[future]] = future.result()
-                on_done()
+        _check_in_pool(jobs, todo, fix, workers, outcomes, on_done)
     else:
         for number in todo:
             job = jobs[number]
@@ -99,9 +107,64 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
             outcome, key = outcomes[number], jobs[number].cache_key
             # Only complete analyses are worth keeping; errors are retried next time. A
             # file whose findings depend on other modules is analysed afresh each time.
-            if key is not None and outcome.error is None and not outcome.dependencies:
+            if key is not None and outcome.error is None and not outcome.dependencies \
+                    and not outcome.unread:
                 cache.put(key, outcome.findings)
     return [outcomes[number] for number in range(len(jobs))]
+
+
+def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done) -> None:
+    pending = set(todo)
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text): n
+                       for n in todo}
+            try:
+                for future in as_completed(futures):
+                    outcomes[futures[future]] = future.result()
+                    pending.discard(futures[future])
+                    on_done()
+            except BrokenProcessPool:
+                # Keep what finished before the pool broke.
+                for future, number in futures.items():
+                    if number in pending and future.done() and not future.cancelled() \
+                            and future.exception() is None:
+                        outcomes[number] = future.result()
+                        pending.discard(number)
+                        on_done()
+                raise
+    except BrokenProcessPool:
+        for number in sorted(pending):
+            job = jobs[number]
+            outcomes[number] = check_alone(job.path, job.settings, fix, job.text)
+            on_done()
+
+
+def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = None) -> Outcome:
+    """`check_one` in a process of its own: if that process dies, only this file's
+    outcome says so."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_check_and_send, args=(sender, path, settings, fix, text))
+    process.start()
+    sender.close()
+    try:
+        outcome = receiver.recv()
+    except EOFError:
+        outcome = None
+    process.join()
+    receiver.close()
+    if outcome is None:
+        code = process.exitcode or 0
+        cause = signal.Signals(-code).name if code < 0 and -code in signal.valid_signals() \
+            else f"exit code {code}"
+        return Outcome(path, error=f"not checked: the analysis crashed ({cause})", crashed=True)
+    return outcome
+
+
+def _check_and_send(sender, path, settings, fix, text) -> None:
+    sender.send(check_one(path, settings, fix, text))
+    sender.close()
 
 
 def _size(job: Job) -> int:
@@ -117,12 +180,13 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
     """Analyse (and with `fix`, fix) one file. Never raises: in a worker process
     an exception would lose the file's outcome, so every failure becomes an error."""
     outcome = Outcome(path)
+    analyzer = Analyzer()
     try:
         if fix or text is None:
             source = read_source(path)
             text = source.text
         if fix:
-            result = fix_text(text, settings, filename=str(path))
+            result = fix_text(text, settings, filename=str(path), analyzer=analyzer)
             if result.applied:
                 write_source(source, result.text)
                 outcome.fixed = [(applied.finding, applied.fix.title) for applied in result.applied]
@@ -133,9 +197,10 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
             analyzer = Analyzer(workspace=workspace_for(path))
             outcome.findings = list(analyzer.analyze(text, settings, path=str(path)))
             outcome.dependencies = set(analyzer.dependencies)
+        outcome.unread = list(analyzer.unread)
     except SourceError as exc:
         outcome.error = str(exc)
     except Exception as exc:  # one file's analysis failure must not stop the run
-        outcome.error = (f"internal error while analysing ({type(exc).__name__}: {exc}); "
-                         "please report it")
+        outcome.error = f"internal error while analysing ({describe_error(exc)}); please report it"
+        outcome.crashed = True
     return outcome

@@ -1,7 +1,12 @@
 """The `autograd-lsp` command: check files, list and explain rules, start the server.
 
 Exit codes of `check`: 0 when no problem is found, 1 when problems remain,
-2 on a usage, configuration or I/O error (the other files are still checked).
+2 on a usage, configuration or I/O error or when part of a file could not be
+checked, 3 when the analysis itself failed (an internal error, a dead worker).
+The other files are still checked in every case.
+
+Everything printed goes through `output.terminal_safe`: paths and messages come
+from files and caches that may hold escape sequences.
 """
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograd_lsp.startup import quiet_gc
+from autograd_lsp.startup import quiet_gc, quiet_parser_warnings
 
 with quiet_gc():
     # Analyzer is re-exported: callers and tests reach the analysis through `cli.Analyzer`.
@@ -17,14 +22,15 @@ with quiet_gc():
     from autograd_lsp import __version__, output
     from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, project_root
     from autograd_lsp.checking import Job, Outcome, check_files
-    from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, load_config, unknown_rule_keys
+    from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, check_values, load_config
     from autograd_lsp.progress import Progress
     from autograd_lsp.sources import discover
 
-OK, PROBLEMS, ERROR = 0, 1, 2
+OK, PROBLEMS, ERROR, CRASH = 0, 1, 2, 3
 
 
 def main(argv: list[str] | None = None) -> int:
+    quiet_parser_warnings()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -127,10 +133,9 @@ class ConfigCache:
 
 def run_check(args) -> int:
     select, ignore = _rule_keys(args.select), _rule_keys(args.ignore)
-    unknown = unknown_rule_keys((select or []) + (ignore or []))
-    if unknown:
-        _error(f"unknown rule {unknown[0]!r} (expected a rule name, a code prefix like AG1, or ALL; "
-               "see `autograd-lsp rules`)")
+    _, problems = check_values({"select": select, "ignore": ignore})
+    if problems:
+        _error(f"--{problems[0]}; see `autograd-lsp rules`")
         return ERROR
     configs = ConfigCache()
     report = Report(args.format)
@@ -175,16 +180,21 @@ class Report:
         self.fixed_count = 0
         self.files_with_problems = 0
         self.error_count = 0
+        self.crash_count = 0
 
     def outcome(self, outcome: Outcome) -> None:
         for finding, title in outcome.fixed:
             self.fixed(outcome.path, finding, title)
         for note in outcome.notes:
             self.note(outcome.path, note)
+        self.crash_count += outcome.crashed
         if outcome.error is not None:
             self.error(outcome.path, outcome.error)
-        else:
-            self.findings(outcome.path, outcome.findings)
+            return
+        self.findings(outcome.path, outcome.findings)
+        for line, reason in outcome.unread:
+            self.error_count += 1
+            _print(f"{outcome.path}:{line}: error: not checked: {reason}", sys.stderr)
 
     def findings(self, path: Path, findings: list[Finding]) -> None:
         shown = str(path)
@@ -194,27 +204,29 @@ class Report:
             if self.format == "json":
                 self.items.append(output.finding_json(shown, finding))
             else:
-                print(output.text_line(shown, finding))
+                _print(output.text_line(shown, finding), sys.stdout)
 
     def fixed(self, path: Path, finding: Finding, title: str) -> None:
         self.fixed_count += 1
         # With JSON the standard output is the document; progress goes to stderr.
         stream = sys.stderr if self.format == "json" else sys.stdout
-        print(f"{path}:{finding.line}:{finding.column + 1}: fixed {finding.code} "
-              f"[{finding.name}]: {title}", file=stream)
+        _print(f"{path}:{finding.line}:{finding.column + 1}: fixed {finding.code} "
+               f"[{finding.name}]: {title}", stream)
 
     def note(self, path: Path, message: str) -> None:
-        print(f"{path}: {message}", file=sys.stderr)
+        _print(f"{path}: {message}", sys.stderr)
 
     def error(self, path: Path, message: str) -> None:
         self.error_count += 1
-        print(f"{path}: error: {message}", file=sys.stderr)
+        _print(f"{path}: error: {message}", sys.stderr)
 
     def finish(self) -> int:
         if self.format == "json":
             print(output.json_document(self.items))
         else:
             print(self._summary(), file=sys.stderr)
+        if self.crash_count:
+            return CRASH
         if self.error_count:
             return ERROR
         return PROBLEMS if self.problem_count else OK
@@ -281,4 +293,8 @@ def run_serve(args) -> int:
 
 
 def _error(message: str) -> None:
-    print(f"autograd-lsp: error: {message}", file=sys.stderr)
+    _print(f"autograd-lsp: error: {message}", sys.stderr)
+
+
+def _print(text: str, stream) -> None:
+    print(output.terminal_safe(text), file=stream)

@@ -10,6 +10,10 @@ The file is read as data (TOML), never executed. Recognised keys:
     locale = "zh"                           # "en" or "zh"
 
 Command-line flags and editor settings override these via `settings_with`.
+Every source of settings (this file, the command line's flags, the editor's
+`initializationOptions` and `workspace/configuration`) is checked by the one
+validator here, `check_values`, so a typo gets the same words everywhere: an
+error in pyproject.toml and on the command line, a message in the editor.
 """
 from __future__ import annotations
 
@@ -111,50 +115,74 @@ def load_pyproject(pyproject: Path) -> ProjectConfig:
 
 
 def _from_table(table: dict, pyproject: Path, root: Path) -> ProjectConfig:
-    def where(key: str) -> str:
-        return f"{pyproject}: tool.{SECTION}.{key}"
-
     unknown = sorted(set(table) - set(KNOWN_KEYS))
     if unknown:
-        raise ConfigError(f"{where(unknown[0])}: unknown key (expected one of {', '.join(KNOWN_KEYS)})")
-    select = _string_list(table, "select", where)
-    ignore = _string_list(table, "ignore", where)
-    exclude = _string_list(table, "exclude", where)
+        raise ConfigError(f"{pyproject}: tool.{SECTION}.{unknown[0]}: unknown key "
+                          f"(expected one of {', '.join(KNOWN_KEYS)})")
+    values, problems = check_values(table)
+    if problems:
+        raise ConfigError(f"{pyproject}: tool.{SECTION}.{problems[0]}")
+    settings = Settings.build(select=values.get("select", ()), ignore=values.get("ignore", ()),
+                              severities=values.get("severity", {}),
+                              locale=values.get("locale") or "en")
+    return ProjectConfig(settings=settings, exclude=values.get("exclude", ()), root=root)
 
-    for key, keys in (("select", select), ("ignore", ignore)):
-        unknown_rules = unknown_rule_keys(keys)
+
+def check_values(table: dict) -> tuple[dict, list[str]]:
+    """The settings in `table` that are valid, by key (select, ignore, exclude:
+    tuples of strings; severity: dict; locale: "en" or "zh"), and a problem
+    ("key: what is wrong") for each value left out. Keys this function does not
+    know are the caller's business."""
+    values: dict = {}
+    problems: list[str] = []
+    for key in ("select", "ignore", "exclude"):
+        if table.get(key) is None:
+            continue
+        value = table[key]
+        if isinstance(value, str):
+            # A single string is a common slip for a one-element list; accept it.
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            problems.append(f"{key}: must be a list of strings, not {value!r}")
+            continue
+        items = tuple(item.strip() for item in value if item.strip())
+        unknown_rules = unknown_rule_keys(items) if key != "exclude" else []
         if unknown_rules:
-            raise ConfigError(f"{where(key)}: unknown rule {unknown_rules[0]!r} "
-                              "(expected a rule name, a code prefix like AG1, or ALL)")
+            problems.append(f"{key}: unknown rule {unknown_rules[0]!r} "
+                            "(expected a rule name, a code prefix like AG1, or ALL)")
+            continue
+        values[key] = items
+    severities = table.get("severity")
+    if isinstance(severities, dict):
+        kept = {}
+        for key, value in severities.items():
+            if unknown_rule_keys([str(key)]):
+                problems.append(f"severity.{key}: unknown rule {str(key)!r}")
+            elif value not in SEVERITIES:
+                problems.append(f"severity.{key}: must be one of {', '.join(SEVERITIES)}, not {value!r}")
+            else:
+                kept[str(key)] = value
+        values["severity"] = kept
+    elif severities is not None:
+        problems.append(f"severity: must be a table of rule name or code -> {' | '.join(SEVERITIES)}")
+    locale = table.get("locale")
+    if locale not in (None, "", "auto"):
+        normalized = normalize_locale(locale)
+        if normalized is None:
+            problems.append(f"locale: must be one of {', '.join(LOCALES)}, not {locale!r}")
+        values["locale"] = normalized
+    return values, problems
 
-    severities = table.get("severity", {})
-    if not isinstance(severities, dict):
-        raise ConfigError(f"{where('severity')}: must be a table of rule name or code -> "
-                          f"{' | '.join(SEVERITIES)}")
-    unknown_rules = unknown_rule_keys(severities)
-    if unknown_rules:
-        raise ConfigError(f"{where('severity')}.{unknown_rules[0]}: unknown rule")
-    for key, value in severities.items():
-        if value not in SEVERITIES:
-            raise ConfigError(f"{where('severity')}.{key}: must be one of "
-                              f"{', '.join(SEVERITIES)}, not {value!r}")
 
-    locale = table.get("locale", "en")
-    if locale not in LOCALES:
-        raise ConfigError(f"{where('locale')}: must be one of {', '.join(LOCALES)}, not {locale!r}")
+def normalize_locale(tag) -> str | None:
+    """"zh", "zh-CN", "zh_Hans", "ZH-hans-CN" -> "zh"; "en-US" -> "en"; others -> None.
 
-    settings = Settings.build(select=select, ignore=ignore, severities=severities, locale=locale)
-    return ProjectConfig(settings=settings, exclude=exclude, root=root)
-
-
-def _string_list(table: dict, key: str, where) -> tuple[str, ...]:
-    value = table.get(key, [])
-    if isinstance(value, str):
-        # A single string is a common slip for a one-element list; accept it.
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ConfigError(f"{where(key)}: must be a list of strings, not {value!r}")
-    return tuple(item.strip() for item in value if item.strip())
+    Every Chinese tag maps to the Simplified catalogue, the only Chinese one there is.
+    """
+    if not tag or not isinstance(tag, str):
+        return None
+    primary = tag.strip().replace("_", "-").split("-")[0].lower()
+    return primary if primary in LOCALES else None
 
 
 def _relative_to_root(path: Path, root: Path | None) -> str | None:

@@ -7,15 +7,12 @@ result would not compile is thrown away: a fixer must never break code.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from analysis import Analyzer, Finding, Fix, Settings, TextEdit
-from analysis.edits import apply_edits
+from analysis.source import SourceText
 
 MAX_ROUNDS = 5
-# Characters that str.splitlines() takes for line ends and Python's tokenizer does not.
-_ODD_LINE_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -38,14 +35,6 @@ def fix_text(text: str, settings: Settings, filename: str = "<source>",
              analyzer: Analyzer | None = None) -> FixResult:
     analyzer = analyzer or Analyzer()
     result = FixResult(text)
-    if _ODD_LINE_BREAKS.search(text):
-        # str.splitlines() ends lines at these characters and Python does not, so
-        # a fix built from split lines can land on the wrong line and still compile.
-        if any(f.fixes for f in analyzer.analyze(text, settings)):
-            result.problem = ("not fixed: the file contains form feeds or Unicode line "
-                              "separators, which fixes cannot yet be placed around")
-        result.findings = analyzer.analyze(text, settings)
-        return result
     if not _compiles(text, filename):
         # Without a compiling original there is no way to tell a fix that breaks
         # the code from the code's own error.
@@ -53,14 +42,14 @@ def fix_text(text: str, settings: Settings, filename: str = "<source>",
             result.problem = "not fixed: the file does not compile"
         result.findings = analyzer.analyze(text, settings)
         return result
-    newline = _newline_of(text)
+    newline = SourceText(text).newline
     for _ in range(MAX_ROUNDS):
         chosen = choose_fixes(analyzer.analyze(result.text, settings))
         if not chosen:
             break
         edits = [_with_line_ending(e, newline) for applied in chosen for e in applied.fix.edits]
         try:
-            new_text = apply_edits(result.text, edits)
+            new_text = SourceText(result.text).apply(edits)
         except ValueError as exc:
             result.problem = f"not fixed: a fix has invalid edits ({exc})"
             break
@@ -105,16 +94,11 @@ def _overlap(a, b) -> bool:
     return a_start <= b_end and b_start <= a_end
 
 
-def _newline_of(text: str) -> str:
-    first = text.find("\n")
-    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
-
-
 def _with_line_ending(edit: TextEdit, newline: str) -> TextEdit:
-    # Fixes insert lines with "\n"; a CRLF file should stay CRLF throughout.
-    if newline == "\n" or "\n" not in edit.new_text:
+    # Fixes insert lines with "\n"; a CRLF or CR file should keep its line ends.
+    if newline == "\n" or not any(ch in edit.new_text for ch in "\r\n"):
         return edit
-    new_text = edit.new_text.replace("\r\n", "\n").replace("\n", newline)
+    new_text = "\n".join(SourceText(edit.new_text).lines).replace("\n", newline)
     return TextEdit(edit.line, edit.column, edit.end_line, edit.end_column, new_text)
 
 

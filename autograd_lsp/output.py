@@ -7,6 +7,7 @@ counts as one column each).
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 from analysis import Finding, Fix, all_rules
@@ -42,7 +43,9 @@ def fix_json(fix: Fix) -> dict:
 
 
 def json_document(items: list[dict]) -> str:
-    return json.dumps(items, ensure_ascii=False, indent=2)
+    # json escapes C0 controls itself; the rest that could drive a terminal too.
+    text = json.dumps(items, ensure_ascii=False, indent=2)
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 def rules_table(locale: str) -> str:
@@ -86,3 +89,15 @@ def _wrap(text: str, locale: str) -> str:
 
 def _indent(code: str) -> str:
     return textwrap.indent(code.rstrip("\n"), "    ")
+
+
+# C0 and C1 control characters (tab aside), DEL, and the bidirectional overrides
+# and isolates that can make a terminal show text other than what it holds.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(text: str) -> str:
+    """`text` without control characters: a file name or a message must never
+    drive the terminal (escape sequences, cursor moves, a changed window title)."""
+    return _UNSAFE.sub("", text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import warnings
 
 
 @contextlib.contextmanager
@@ -25,3 +26,12 @@ def quiet_gc():
 
 def settle() -> None:
     gc.freeze()
+
+
+def quiet_parser_warnings() -> None:
+    """Parsing or compiling the user's code makes CPython warn about that code
+    (`x is 1`, an invalid escape) on standard error, naming our call as the
+    place. Those are not ours to print: the command line's and the server's
+    outputs stay their own."""
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
+    warnings.filterwarnings("ignore", message="invalid escape sequence", category=DeprecationWarning)

@@ -39,9 +39,9 @@ def analyses(monkeypatch):
     seen: list[str] = []
     real = cli.Analyzer.analyze
 
-    def counting(self, source, settings=None):
+    def counting(self, source, settings=None, **options):
         seen.append(source)
-        return real(self, source, settings)
+        return real(self, source, settings, **options)
 
     monkeypatch.setattr(cli.Analyzer, "analyze", counting)
     return seen

@@ -13,11 +13,11 @@ lightbulb then costs no edit building (fix-all re-analyses the fixed text).
 from __future__ import annotations
 
 import difflib
-import re
 
 from lsprotocol import types
 
 from analysis import SYNTAX_CODE, Finding, Fix, TextEdit
+from analysis.source import SourceText
 from analysis.suppression import NOQA
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.server.diagnostics import SOURCE, to_diagnostic
@@ -150,13 +150,10 @@ def fix_all_edits(analysis: Analysis) -> list[types.TextEdit]:
     return diff_edits(analysis, fixed)
 
 
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
 def diff_edits(analysis: Analysis, new_text: str) -> list[types.TextEdit]:
     """Line-level edits turning the analysed text into `new_text`."""
-    old_lines = _LINES.findall(analysis.text)
-    new_lines = _LINES.findall(new_text)
+    old_lines = SourceText(analysis.text).lines_with_ends()
+    new_lines = SourceText(new_text).lines_with_ends()
     edits = []
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

@@ -27,9 +27,14 @@ DEBOUNCE_SECONDS = 0.15
 # Overrides the debounce, in milliseconds (also `debounceMs` in initializationOptions);
 # 0 analyses on every change, for benchmarks and for clients that debounce themselves.
 DEBOUNCE_ENV = "AUTOGRAD_LSP_DEBOUNCE_MS"
-# A request that needs a fresh analysis waits at most this long, then answers
-# with what it has: an editor must never hang on the server.
+# An analysis that takes longer is stopped: its result is never sent (it is not
+# "no problems"), and the user is told once. Overridden in milliseconds by this
+# variable (for tests and slow machines).
 ANALYSIS_TIMEOUT_SECONDS = 10.0
+ANALYSIS_TIMEOUT_ENV = "AUTOGRAD_LSP_ANALYSIS_TIMEOUT_MS"
+# Larger documents are not analysed (the user is told once): a 50 MB file would
+# hold the server for minutes and take gigabytes.
+MAX_DOCUMENT_CHARS = 2_000_000
 # Documents whose incremental caches are kept (the ones being edited, in practice).
 MAX_ANALYZERS = 8
 
@@ -63,15 +68,20 @@ class DocumentState:
     # one analysis per document is ever queued behind the running one.
     running: bool = False
     rerun_after: float | None = None
+    # Budget overruns already told to the user, so that each is told once.
+    told: set = field(default_factory=set)
     # How many times the core ran on this document, and the most requests ever
     # waiting for its lock at once (reported by `autograd-lsp/stats`).
     analyses: int = 0
     waiting: int = 0
     max_waiting: int = 0
 
-    def is_current(self, version: int | None, generation: int) -> bool:
-        return self.latest is not None and self.latest.version == version \
-            and self.latest.generation == generation
+    def is_current(self, version: int | None, generation: int, text: str) -> bool:
+        # By text as well: a client may re-send an old version number (a second
+        # didOpen without didClose, versions going back) with another text.
+        latest = self.latest
+        return latest is not None and latest.version == version \
+            and latest.generation == generation and latest.text == text
 
 
 def debounce_from(value, default: float) -> float:

@@ -13,8 +13,16 @@ import traceback
 from typing import Any, Callable
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 logger = logging.getLogger("autograd_lsp.server")
+
+
+class ServerCancelled(JsonRpcException):
+    """LSP's answer to a request whose result the server could not compute (the
+    analysis was stopped): better than an empty result, which would mean "no problems"."""
+    CODE = -32802
+    MESSAGE = "the analysis of this document was stopped; see the message shown"
 
 
 def log_to_client(ls, message: str, level: types.MessageType = types.MessageType.Log) -> None:
@@ -26,7 +34,20 @@ def log_to_client(ls, message: str, level: types.MessageType = types.MessageType
 
 
 def report_exception(ls, where: str) -> None:
-    log_to_client(ls, f"autograd-lsp: {where} failed:\n{traceback.format_exc()}",
+    """Log the exception being handled, short: its type, the start of its text and
+    where it was raised. A full traceback can be enormous (the text of a node is
+    the source it spans) and formatting it would hold the event loop."""
+    import sys
+
+    from analysis.errors import describe_error
+    error = sys.exc_info()[1]
+    if error is None:
+        log_to_client(ls, f"autograd-lsp: {where} failed", types.MessageType.Error)
+        return
+    frames = traceback.extract_tb(error.__traceback__)[-6:]
+    stack = "; ".join(f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} {frame.name}"
+                      for frame in frames)
+    log_to_client(ls, f"autograd-lsp: {where} failed: {describe_error(error)} (at {stack})",
                   types.MessageType.Error)
 
 
@@ -38,6 +59,8 @@ def guarded(handler: Callable, default: Any = None) -> Callable:
         async def async_wrapper(ls, params):
             try:
                 return await handler(ls, params)
+            except JsonRpcException:
+                raise          # an answer for the client, not a failure
             except Exception:
                 report_exception(ls, name)
                 return default

@@ -1,7 +1,7 @@
 """`initialize`, `initialized`, `shutdown`: what the client can do and wants.
 
-(`exit` is pygls' own: it closes the output and stops the loop; `run` then
-sets the process's exit code from whether `shutdown` came first.)
+(`exit` is handled by `transport`: it stops the loop, and `run` ends the
+process with 0 when `shutdown` came first, 1 otherwise.)
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from autograd_lsp.server.capabilities import ClientCapabilities
 from autograd_lsp.server.documents import debounce_from
 from autograd_lsp.server.guard import log_to_client
 from autograd_lsp.server.settings import SECTION, parse_editor_settings
-from autograd_lsp.server.texts import normalize_locale
+from autograd_lsp.config import normalize_locale
 from autograd_lsp.server.workspace import CLIENT_REQUEST_TIMEOUT_SECONDS, fetch_configuration
 from autograd_lsp.server.linting import reanalyse_open_documents
 
@@ -57,6 +57,5 @@ async def initialized(ls, params: types.InitializedParams) -> None:
 
 
 def shutdown(ls, params) -> None:
-    ls.shutdown_requested = True
     for uri in ls.documents.uris():
         ls.documents.close(uri)

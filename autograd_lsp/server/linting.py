@@ -7,16 +7,30 @@ debounce and publishes the result when the client uses push diagnostics.
 from __future__ import annotations
 
 import asyncio
+import os
+import threading
 
+from analysis.engine import AnalysisStopped
 from autograd_lsp.server.diagnostics import to_diagnostics
-from autograd_lsp.server.documents import ANALYSIS_TIMEOUT_SECONDS, Analysis, path_of
+from autograd_lsp.server.documents import (ANALYSIS_TIMEOUT_ENV, ANALYSIS_TIMEOUT_SECONDS,
+                                           MAX_DOCUMENT_CHARS, Analysis, path_of)
 from autograd_lsp.server.guard import log_to_client, report_exception
 from autograd_lsp.server.positions import LineIndex
 from lsprotocol import types
 
 
+def analysis_timeout() -> float:
+    try:
+        seconds = float(os.environ.get(ANALYSIS_TIMEOUT_ENV, "")) / 1000
+    except ValueError:
+        return ANALYSIS_TIMEOUT_SECONDS
+    return seconds if seconds > 0 else ANALYSIS_TIMEOUT_SECONDS
+
+
 async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None:
-    """The analysis of `uri` as the client has it now; None when it is not open.
+    """The analysis of `uri` as the client has it now; None when it is not open or
+    when the analysis could not be completed (too slow, cancelled): a result
+    that was not computed is never passed off as "no problems".
     `with_facts`: also have the document's Analyzer hold this analysis (for hovers),
     re-running it if the Analyzer was dropped to save memory."""
     state = ls.documents.find(uri)
@@ -29,13 +43,18 @@ async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None
         document = ls.workspace.get_text_document(uri)
         version, text = document.version, document.source
         generation = ls.settings.generation
-        if state.is_current(version, generation) and (not with_facts or state.analyzer is not None):
+        if state.is_current(version, generation, text) and (not with_facts or state.analyzer is not None):
             return state.latest
         doc_settings = ls.settings.for_document(uri, path_of(uri))
         _report_settings_problems(ls)
-        findings: tuple = ()
-        if doc_settings.enabled and not doc_settings.excluded:
+        findings: tuple | None = ()
+        if len(text) > MAX_DOCUMENT_CHARS:
+            _tell_once(ls, state, "size", f"autograd-lsp: {_name(uri)} is not checked: it has "
+                       f"{len(text):,} characters, more than the {MAX_DOCUMENT_CHARS:,} analysed")
+        elif doc_settings.enabled and not doc_settings.excluded:
             findings = await _run_analyzer(ls, state, text, doc_settings.settings)
+            if findings is None:
+                return None
         analysis = Analysis(version, generation, text, findings, doc_settings,
                             LineIndex(text, ls.workspace.position_encoding))
         if ls.documents.find(uri) is state:
@@ -43,25 +62,53 @@ async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None
         return analysis
 
 
-async def _run_analyzer(ls, state, text, settings) -> tuple:
+async def _run_analyzer(ls, state, text, settings) -> tuple | None:
+    """The findings; None when the analysis was stopped (too slow, or the request
+    that wanted it was cancelled). A stopped analysis stops between two chunks,
+    so that it never keeps a worker thread from the next document."""
     loop = asyncio.get_running_loop()
     state.analyses += 1
     analyzer = ls.documents.analyzer_for(state)
-    future = loop.run_in_executor(ls.analysis_pool, analyzer.analyze, text, settings)
+    stop = threading.Event()
+    future = loop.run_in_executor(ls.analysis_pool, _analyse, analyzer, text, settings, stop)
+    timeout = analysis_timeout()
     try:
-        return tuple(await asyncio.wait_for(future, ANALYSIS_TIMEOUT_SECONDS))
+        findings = await asyncio.wait_for(asyncio.shield(future), timeout)
     except asyncio.TimeoutError:
-        # The worker thread cannot be stopped; give the document a fresh Analyzer so
-        # that the abandoned run never shares caches with the next one.
+        stop.set()
         ls.documents.drop_analyzer(state)
-        log_to_client(ls, f"autograd-lsp: analysis of {state.uri} took more than "
-                          f"{ANALYSIS_TIMEOUT_SECONDS:.0f} s and was abandoned",
-                      types.MessageType.Warning)
-        return ()
+        _tell_once(ls, state, "time", f"autograd-lsp: {_name(state.uri)} is not checked: its "
+                   f"analysis takes more than {timeout:g} s")
+        return None
+    except asyncio.CancelledError:
+        stop.set()
+        raise
     except Exception:
         report_exception(ls, f"analysis of {state.uri}")
         ls.documents.drop_analyzer(state)
         return ()
+    if findings is None:
+        return None
+    state.told.discard("time")
+    return tuple(findings)
+
+
+def _analyse(analyzer, text, settings, stop: threading.Event):
+    try:
+        return analyzer.analyze(text, settings, should_stop=stop.is_set)
+    except AnalysisStopped:
+        return None
+
+
+def _tell_once(ls, state, what: str, message: str) -> None:
+    if what in state.told:
+        return
+    state.told.add(what)
+    ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
+
+def _name(uri: str) -> str:
+    return uri.rstrip("/").rsplit("/", 1)[-1] or uri
 
 
 def schedule(ls, uri: str, delay: float) -> None:

@@ -5,21 +5,19 @@ the code units of the negotiated position encoding: UTF-16 unless client and
 server agreed on UTF-8 or UTF-32 in `initialize`. Every conversion between the
 two goes through `LineIndex`.
 
-pygls' own codec is not used for two reasons: `TextDocument.lines` splits with
-`str.splitlines`, which also breaks at form feeds, U+2028 and other characters
-LSP does not treat as line ends, and a client column past the end of a line is
-clamped to one before the end instead of to the end.
+Lines are the core's `SourceText` lines: LSP, like Python, ends lines at "\n",
+"\r\n" and "\r" and nowhere else. pygls' own codec is not used for two reasons:
+`TextDocument.lines` splits with `str.splitlines`, which also breaks at form
+feeds, U+2028 and other characters LSP does not treat as line ends, and a client
+column past the end of a line is clamped to one before the end instead of to
+the end.
 """
 from __future__ import annotations
-
-import re
 
 from lsprotocol import types
 
 from analysis import Finding, TextEdit
-
-# LSP: "\n", "\r\n" and "\r" end a line, nothing else.
-_LINE_END = re.compile(r"\r\n|\r|\n")
+from analysis.source import SourceText
 
 UTF8 = types.PositionEncodingKind.Utf8
 UTF16 = types.PositionEncodingKind.Utf16
@@ -40,7 +38,8 @@ class LineIndex:
 
     def __init__(self, text: str, encoding: str = UTF16):
         self.encoding = encoding
-        self.lines = _LINE_END.split(text)
+        self.source = SourceText(text)
+        self.lines = self.source.lines
 
     # -- core (1-based line, code-point column) -> LSP -------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from autograd_lsp.server.diagnostics import to_diagnostics
+from autograd_lsp.server.guard import ServerCancelled
 from autograd_lsp.server.linting import analyse_now
 
 EMPTY = types.RelatedFullDocumentDiagnosticReport(items=[])
@@ -22,6 +23,8 @@ async def document_diagnostic(ls, params: types.DocumentDiagnosticParams):
             break
         analysis = await analyse_now(ls, uri)
     if analysis is None:
+        if ls.documents.find(uri) is not None:
+            raise ServerCancelled()
         return EMPTY
     if params.previous_result_id == analysis.result_id:
         return types.RelatedUnchangedDocumentDiagnosticReport(result_id=analysis.result_id)

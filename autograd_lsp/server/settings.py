@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from analysis import SEVERITIES, Settings
-from autograd_lsp.server.texts import normalize_locale
+from analysis import Settings
+from autograd_lsp.config import check_values
 
 SECTION = "autograd-lsp"
 
@@ -55,40 +55,17 @@ def parse_editor_settings(raw: Any) -> tuple[EditorSettings, list[str]]:
 
     enable = raw.get("enable")
     if enable is not None and not isinstance(enable, bool):
-        problems.append(f"enable must be true or false, not {enable!r}")
+        problems.append(f"enable: must be true or false, not {enable!r}")
         enable = None
-
-    def string_list(key: str) -> tuple[str, ...] | None:
-        value = raw.get(key)
-        if value is None:
-            return None
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            problems.append(f"{key} must be a list of strings, not {value!r}")
-            return None
-        return tuple(v.strip() for v in value if v.strip())
-
-    severities = []
-    raw_severity = raw.get("severity", raw.get("severities"))
-    if isinstance(raw_severity, dict):
-        for key, value in raw_severity.items():
-            if value in SEVERITIES:
-                severities.append((str(key), value))
-            else:
-                problems.append(f"severity.{key} must be one of {', '.join(SEVERITIES)}, not {value!r}")
-    elif raw_severity is not None:
-        problems.append(f"severity must be an object of rule -> severity, not {raw_severity!r}")
-
-    locale = raw.get("locale")
-    if locale is not None:
-        normalized = normalize_locale(locale)
-        if normalized is None and locale not in ("", "auto"):
-            problems.append(f"locale must be en or zh (zh-CN, zh-Hans...), not {locale!r}")
-        locale = normalized
-
-    return EditorSettings(enable, string_list("select"), string_list("ignore"),
-                          tuple(sorted(severities)), locale), problems
+    table = dict(raw)
+    if "severity" not in table and "severities" in table:
+        table["severity"] = table["severities"]
+    # The one validator of every source of settings (see autograd_lsp.config).
+    values, found = check_values(table)
+    problems += found
+    return EditorSettings(enable, values.get("select"), values.get("ignore"),
+                          tuple(sorted(values.get("severity", {}).items())),
+                          values.get("locale")), problems
 
 
 @dataclass(frozen=True)

@@ -2,18 +2,7 @@
 and the mapping from a client's locale tag to one of them."""
 from __future__ import annotations
 
-LOCALES = ("en", "zh")
-
-
-def normalize_locale(tag: str | None) -> str | None:
-    """"zh", "zh-CN", "zh_Hans", "ZH-hans-CN" -> "zh"; "en-US" -> "en"; others -> None.
-
-    Every Chinese tag maps to the Simplified catalogue, the only Chinese one there is.
-    """
-    if not tag or not isinstance(tag, str):
-        return None
-    primary = tag.strip().replace("_", "-").split("-")[0].lower()
-    return primary if primary in LOCALES else None
+from autograd_lsp.config import LOCALES, normalize_locale  # noqa: F401 - one home for locales
 
 
 TEXTS = {

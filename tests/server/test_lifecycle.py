@@ -15,10 +15,10 @@ URI = "file:///tmp/autograd_lsp_test/lifecycle.py"
 CRASHING_SERVER = [sys.executable, "-c", """
 import analysis.engine as engine
 analyze, facts_at = engine.Analyzer.analyze, engine.Analyzer.facts_at
-def failing_analyze(self, source, settings=None):
+def failing_analyze(self, source, settings=None, **options):
     if "CRASH" in source:
         raise RuntimeError("core failure")
-    return analyze(self, source, settings)
+    return analyze(self, source, settings, **options)
 def failing_facts_at(self, line, column):
     raise RuntimeError("core failure in facts_at")
 engine.Analyzer.analyze, engine.Analyzer.facts_at = failing_analyze, failing_facts_at

@@ -144,3 +144,34 @@ async def test_broken_pyproject_is_reported_and_defaults_apply(tmp_path):
         open_document(client, uri, AG101_SOURCE)
         assert codes(await diagnostics(client, uri, until=lambda items: items)) == ["AG101"]
         assert any("no-such-rule" in m.message for m in client.messages)
+
+
+# -- one validator for every source of settings ----------------------------------------
+
+def test_a_typo_in_an_editor_setting_is_reported_and_disables_nothing():
+    settings, problems = parse_editor_settings({"select": ["nonscalar-bakward"],
+                                                "severity": {"nonscalar-bakward": "info"}})
+    assert settings.select is None and settings.severities == ()
+    assert len(problems) == 2 and all("unknown rule 'nonscalar-bakward'" in p for p in problems)
+
+
+def test_editor_settings_and_pyproject_share_one_validator(tmp_path):
+    from autograd_lsp.config import ConfigError, load_pyproject
+    bad = {"select": ["AG9x"], "ignore": 3, "severity": {"AG101": "fatal"}, "locale": "fr"}
+    _, problems = parse_editor_settings(bad)
+    for key, value in bad.items():
+        pyproject = tmp_path / f"{key}.toml"
+        rendered = {"select": '["AG9x"]', "ignore": "3", "severity": '{ AG101 = "fatal" }',
+                    "locale": '"fr"'}[key]
+        pyproject.write_text(f"[tool.autograd-lsp]\n{key} = {rendered}\n")
+        with pytest.raises(ConfigError) as raised:
+            load_pyproject(pyproject)
+        # The same words, wherever the setting came from.
+        assert any(problem in str(raised.value) for problem in problems), (key, problems)
+
+
+async def test_a_typo_in_initialization_options_is_shown_and_rules_stay_on():
+    async with session("vscode", initialization_options={"select": ["nonscalar-bakward"]}) as client:
+        open_document(client, URI, AG101_SOURCE)
+        assert codes(await diagnostics(client, URI, until=lambda items: items)) == ["AG101"]
+        assert any("nonscalar-bakward" in shown.message for shown in client.messages)
