@@ -312,6 +312,16 @@ class Analyzer:
         except Exception as exc:  # noqa: BLE001 - a bug of ours must not cost the user the rest
             self.internal_errors.append((1, describe_error(exc)))
 
+    def forget_modules(self, paths) -> bool:
+        """Project modules at `paths` changed: when the last analyses read any of them,
+        the cached runs are dropped (the next analysis runs the code again). True
+        when they had been read."""
+        if not self.dependencies & set(paths):
+            return False
+        self._module_cache = None
+        self._alone_cache = {}
+        return True
+
     def _check_stop(self) -> None:
         if self._should_stop is not None and self._should_stop():
             raise AnalysisStopped()

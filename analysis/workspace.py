@@ -5,7 +5,7 @@ A module is read from its text (never imported or run by Python): its
 module-level code runs in the walker as an imported module (`__name__` is not
 "__main__"), and what it binds is what the importer sees, with the objects it
 made. Results are cached by path and content; `forget(path)` drops a module
-whose text changed, and `dependents(path)` says which analyses read it.
+whose text changed and says which cached modules read it.
 
 The core does no I/O: the caller gives `read(path) -> str | None`, which reads
 the file (or an editor's unsaved copy).
@@ -91,9 +91,10 @@ class Workspace:
         self._modules[path] = _Module(text, namespace, imports)
         return namespace
 
-    def forget(self, path: str) -> None:
+    def forget(self, path: str) -> set:
         """The text of `path` changed: what was read from it (and from modules that
-        import it) is read again next time."""
+        import it) is read again next time. Returns those modules' paths, `path`
+        among them: an analysis that read any of them is out of date."""
         path = os.path.normpath(os.path.abspath(path))
         stale = {path}
         changed = True
@@ -105,6 +106,7 @@ class Workspace:
                     changed = True
         for other in stale:
             self._modules.pop(other, None)
+        return stale
 
     # -- reading one module ---------------------------------------------------------------------
 
@@ -141,9 +143,11 @@ class Workspace:
             state.reachable = True
             names = state.names
         exported = tuple((k, v) for k, v in names.items() if not k.startswith("__"))
-        # Functions of this module read its names, whatever module calls them.
+        # Functions of this module read its names, whatever module calls them (not
+        # those it imported from another module: they read their own module's).
         for part in _parts_of(exported):
-            part.module_names = names
+            if part.key[0] == path:
+                part.module_names = names
         return ModuleNamespace(path, exported, state), imports
 
 

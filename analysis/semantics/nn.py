@@ -450,18 +450,26 @@ def output_shape(name: str, attrs: dict, shape):
 
 
 def _rnn_outputs(call: Call, name: str, attrs: dict, first, out):
-    hidden = attrs.get("hidden_size")
-    size = hidden.value if isinstance(hidden, NumberValue) else None
-    bidirectional = truth(attrs.get("bidirectional", NumberValue("bool", False)))
-    if isinstance(out, TensorFacts) and isinstance(first, TensorFacts) and first.shape is not None \
-            and len(first.shape) == 3 and size is not None and bidirectional is False:
-        out = replace(out, shape=first.shape[:2] + (size,))
+    """`out, h = rnn(x)` / `out, (h, c) = lstm(x)`: for a batched input, `out` is
+    (L, N, D*H) or (N, L, D*H) with batch_first, each state (num_layers*D, N, H)."""
+    state_shape = None
+    if name in ("LSTM", "GRU", "RNN") and isinstance(out, TensorFacts):
+        def number(key, default):
+            value = attrs.get(key, NumberValue("int", default))
+            return value.value if isinstance(value, NumberValue) else None
+        size, layers = number("hidden_size", None), number("num_layers", 1)
+        directions = {True: 2, False: 1}.get(truth(attrs.get("bidirectional", NumberValue("bool", False))))
+        batch_first = truth(attrs.get("batch_first", NumberValue("bool", False)))
+        if isinstance(first, TensorFacts) and first.shape is not None and len(first.shape) == 3 \
+                and None not in (size, layers, directions, batch_first) and not number("proj_size", 0):
+            out = replace(out, shape=first.shape[:2] + (directions * size,))
+            state_shape = (layers * directions, first.shape[0 if batch_first else 1], size)
     if name in ("LSTM",):
-        state_pair = TupleValue((replace(out, shape=None, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out,
-                                 replace(out, shape=None, tid=("c", out.tid)) if isinstance(out, TensorFacts) else out))
+        state_pair = TupleValue((replace(out, shape=state_shape, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out,
+                                 replace(out, shape=state_shape, tid=("c", out.tid)) if isinstance(out, TensorFacts) else out))
         return TupleValue((out, state_pair))
     if name in ("GRU", "RNN", "MultiheadAttention"):
-        second = replace(out, shape=None, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out
+        second = replace(out, shape=state_shape, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out
         return TupleValue((out, second))
     return out
 

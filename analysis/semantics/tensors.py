@@ -768,10 +768,25 @@ def _cat(call: Call):
         else:
             shape = None
     else:
-        shape = None
+        shape = _shape_of_unknown_count(name, tensors, dim) if inner.elements is None else None
     dtype = _float_of(tensors)
     grad_fn = "StackBackward0" if name == "stack" else "CatBackward0"
     return derived(call, name, items, shape=shape, dtype=dtype, grad_fn=grad_fn, saves=False)
+
+
+def _shape_of_unknown_count(name: str, tensors: list, dim) -> tuple | None:
+    """Stacking or concatenating a list of unknown length whose items all have one
+    known shape: every dimension but the joined one is known."""
+    if len(tensors) != 1 or tensors[0].shape is None or not isinstance(dim, int):
+        return None
+    shape = tensors[0].shape
+    if name == "stack" and -len(shape) - 1 <= dim <= len(shape):
+        at = dim % (len(shape) + 1)
+        return shape[:at] + (None,) + shape[at:]
+    if name in ("cat", "concat", "concatenate") and shape and -len(shape) <= dim < len(shape):
+        at = dim % len(shape)
+        return shape[:at] + (None,) + shape[at + 1:]
+    return None
 
 
 @function("torch.einsum")

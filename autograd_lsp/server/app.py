@@ -14,6 +14,7 @@ from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, 
 from autograd_lsp.server.capabilities import ClientCapabilities
 from autograd_lsp.server.documents import DEBOUNCE_ENV, DEBOUNCE_SECONDS, Documents, debounce_from
 from autograd_lsp.server.guard import ServerCancelled, guarded, report_exception
+from autograd_lsp.server.imports import ModuleReader
 from autograd_lsp.server.settings import SettingsStore
 
 NAME = "autograd-lsp"
@@ -70,6 +71,8 @@ class AutogradLanguageServer(LanguageServer):
         # messages (cancellations, newer changes) while one runs.
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="analysis")
         self.debounce_seconds = debounce_from(os.environ.get(DEBOUNCE_ENV), DEBOUNCE_SECONDS)
+        # Reads the project modules documents import (open ones as the editor has them).
+        self.module_reader = ModuleReader(self)
 
     def close(self) -> None:
         """Stop the analyses; a running one is abandoned (its thread ends with it)."""

@@ -68,6 +68,8 @@ class DocumentState:
     # one analysis per document is ever queued behind the running one.
     running: bool = False
     rerun_after: float | None = None
+    # Paths of the project modules its last analysis read (see server/imports.py).
+    dependencies: frozenset = frozenset()
     # Budget overruns already told to the user, so that each is told once.
     told: set = field(default_factory=set)
     # How many times the core ran on this document, and the most requests ever
@@ -115,11 +117,12 @@ class Documents:
         # Documents holding an Analyzer, least recently analysed first.
         self._with_analyzer: OrderedDict[str, None] = OrderedDict()
 
-    def analyzer_for(self, state: DocumentState) -> Analyzer:
-        """The document's Analyzer (a new one if it had none), marking it recently used
-        and dropping the caches of the least recently analysed documents beyond the limit."""
+    def analyzer_for(self, state: DocumentState, workspace=None) -> Analyzer:
+        """The document's Analyzer (a new one, resolving imports in `workspace`, if it
+        had none), marking it recently used and dropping the caches of the least
+        recently analysed documents beyond the limit."""
         if state.analyzer is None:
-            state.analyzer = Analyzer()
+            state.analyzer = Analyzer(workspace=workspace)
         self._with_analyzer[state.uri] = None
         self._with_analyzer.move_to_end(state.uri)
         while len(self._with_analyzer) > self.max_analyzers:

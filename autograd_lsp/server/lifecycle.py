@@ -36,7 +36,9 @@ async def initialized(ls, params: types.InitializedParams) -> None:
         registrations.append(types.Registration(
             id="autograd-lsp/pyproject", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
             register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml")])))
+                # Python files: modules that open documents import, changed on disk.
+                watchers=[types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                          types.FileSystemWatcher(glob_pattern="**/*.py")])))
     if ls.capabilities.configuration_registration:
         # Pull-model clients send didChangeConfiguration only to servers that register it.
         registrations.append(types.Registration(

@@ -15,6 +15,7 @@ from autograd_lsp.server.diagnostics import to_diagnostics
 from autograd_lsp.server.documents import (ANALYSIS_TIMEOUT_ENV, ANALYSIS_TIMEOUT_SECONDS,
                                            MAX_DOCUMENT_CHARS, Analysis, path_of)
 from autograd_lsp.server.guard import log_to_client, report_exception
+from autograd_lsp.server.imports import DEPENDENT_DELAY_SECONDS, workspace_of
 from autograd_lsp.server.positions import LineIndex
 from lsprotocol import types
 
@@ -52,7 +53,7 @@ async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None
             _tell_once(ls, state, "size", f"autograd-lsp: {_name(uri)} is not checked: it has "
                        f"{len(text):,} characters, more than the {MAX_DOCUMENT_CHARS:,} analysed")
         elif doc_settings.enabled and not doc_settings.excluded:
-            findings = await _run_analyzer(ls, state, text, doc_settings.settings)
+            findings = await _run_analyzer(ls, state, text, doc_settings.settings, path_of(uri))
             if findings is None:
                 return None
         analysis = Analysis(version, generation, text, findings, doc_settings,
@@ -62,15 +63,16 @@ async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None
         return analysis
 
 
-async def _run_analyzer(ls, state, text, settings) -> tuple | None:
+async def _run_analyzer(ls, state, text, settings, path) -> tuple | None:
     """The findings; None when the analysis was stopped (too slow, or the request
     that wanted it was cancelled). A stopped analysis stops between two chunks,
     so that it never keeps a worker thread from the next document."""
     loop = asyncio.get_running_loop()
     state.analyses += 1
-    analyzer = ls.documents.analyzer_for(state)
+    analyzer = ls.documents.analyzer_for(state, workspace_of(ls, state.uri))
     stop = threading.Event()
-    future = loop.run_in_executor(ls.analysis_pool, _analyse, analyzer, text, settings, stop)
+    future = loop.run_in_executor(ls.analysis_pool, _analyse, analyzer, text, settings, stop,
+                                  None if path is None else str(path))
     timeout = analysis_timeout()
     try:
         findings = await asyncio.wait_for(asyncio.shield(future), timeout)
@@ -90,12 +92,13 @@ async def _run_analyzer(ls, state, text, settings) -> tuple | None:
     if findings is None:
         return None
     state.told.discard("time")
+    state.dependencies = frozenset(analyzer.dependencies)
     return tuple(findings)
 
 
-def _analyse(analyzer, text, settings, stop: threading.Event):
+def _analyse(analyzer, text, settings, stop: threading.Event, path: str | None):
     try:
-        return analyzer.analyze(text, settings, should_stop=stop.is_set)
+        return analyzer.analyze(text, settings, path=path, should_stop=stop.is_set)
     except AnalysisStopped:
         return None
 
@@ -182,3 +185,35 @@ async def reanalyse_open_documents(ls) -> None:
         return
     for uri in ls.documents.uris():
         schedule(ls, uri, 0)
+
+
+def refresh_dependents(ls, changed_uri: str, stale: set) -> None:
+    """Open documents whose last analysis read a module in `stale` are out of date:
+    their cached results and runs are dropped, and they are analysed again (push
+    clients) or the client is asked to pull again."""
+    if not stale:
+        return
+    dependents = []
+    for uri in ls.documents.uris():
+        state = ls.documents.find(uri)
+        if uri == changed_uri or state is None or not state.dependencies & stale:
+            continue
+        if state.analyzer is not None:
+            state.analyzer.forget_modules(stale)
+        state.latest, state.published = None, None
+        dependents.append(uri)
+    if not dependents:
+        return
+    if ls.capabilities.pull_diagnostics:
+        if ls.capabilities.diagnostic_refresh:
+            asyncio.ensure_future(_refresh(ls))
+        return
+    for uri in dependents:
+        schedule(ls, uri, max(ls.debounce_seconds, DEPENDENT_DELAY_SECONDS))
+
+
+async def _refresh(ls) -> None:
+    try:
+        await ls.workspace_diagnostic_refresh_async(None)
+    except Exception:
+        report_exception(ls, "workspace/diagnostic/refresh")

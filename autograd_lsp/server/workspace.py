@@ -7,7 +7,8 @@ import asyncio
 from lsprotocol import types
 
 from autograd_lsp.server.guard import report_exception
-from autograd_lsp.server.linting import reanalyse_open_documents
+from autograd_lsp.server.imports import module_changed
+from autograd_lsp.server.linting import reanalyse_open_documents, refresh_dependents
 from autograd_lsp.server.settings import SECTION, EditorSettings, parse_editor_settings
 
 # A client that never answers a request of ours must not block the server.
@@ -53,6 +54,11 @@ async def did_change_configuration(ls, params: types.DidChangeConfigurationParam
 
 
 async def did_change_watched_files(ls, params: types.DidChangeWatchedFilesParams) -> None:
+    # A module changed on disk (a `git checkout`, another editor): its importers.
+    # (An open document's own text is the editor's, told by didChange.)
+    for change in params.changes:
+        if change.uri.endswith(".py") and ls.documents.find(change.uri) is None:
+            refresh_dependents(ls, change.uri, module_changed(ls, change.uri))
     if any(change.uri.endswith("pyproject.toml") for change in params.changes):
         ls.settings.forget_projects()
         await reanalyse_open_documents(ls)

@@ -1,0 +1,236 @@
+"""What the analysis follows through real code: calls with every argument, user
+classes and nn.Modules, containers, loops and branches, grad modes. Each case
+states the facts of one name at the end of a small program; the same program is
+run with torch and must agree on every fact the analysis claims."""
+from __future__ import annotations
+
+import pytest
+
+from analysis import Analyzer
+from analysis.facts import TensorFacts
+
+HEAD = "import torch\nimport torch.nn as nn\nimport random\n"
+
+CASES = {
+    # 1. calls: positional, keyword and default arguments, tuples returned
+    "tuple-returned": (
+        "def step(model, x):\n"
+        "    out = model(x)\n"
+        "    return out, out.pow(2).mean()\n"
+        "net = nn.Linear(3, 2)\n"
+        "out, loss = step(net, torch.randn(4, 3))\n"
+        "loss\n",
+        "loss", dict(requires_grad=True, is_leaf=False, shape=(), grad_fn="MeanBackward0")),
+    "keywords-and-defaults": (
+        "def scaled(x, scale=2.0, *, power=2):\n"
+        "    return (x * scale) ** power\n"
+        "w = torch.ones(5, requires_grad=True)\n"
+        "y = scaled(w, power=3)\n"
+        "y\n",
+        "y", dict(requires_grad=True, shape=(5,), grad_fn="PowBackward0")),
+    # 2. objects: attributes set in __init__ are known in every method
+    "trainer-attributes": (
+        "class Trainer:\n"
+        "    def __init__(self):\n"
+        "        self.model = nn.Linear(3, 1)\n"
+        "        self.criterion = nn.MSELoss()\n"
+        "    def loss(self, x, y):\n"
+        "        return self.criterion(self.model(x), y)\n"
+        "trainer = Trainer()\n"
+        "loss = trainer.loss(torch.randn(4, 3), torch.randn(4, 1))\n"
+        "loss\n",
+        "loss", dict(requires_grad=True, is_leaf=False, shape=(), grad_fn="MseLossBackward0")),
+    "module-forward-through-self-layers": (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.body = nn.Sequential(nn.Linear(3, 5), nn.ReLU())\n"
+        "        self.head = nn.Linear(5, 2)\n"
+        "    def forward(self, x):\n"
+        "        return self.head(self.body(x))\n"
+        "out = Net()(torch.randn(4, 3))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False, shape=(4, 2))),
+    "parameter-by-attribute": (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.encoder = nn.Linear(3, 4)\n"
+        "net = Net()\n"
+        "w = net.encoder.weight\n"
+        "w\n",
+        "w", dict(requires_grad=True, is_leaf=True, shape=(4, 3), grad="none")),
+    "frozen-parameters": (
+        "net = nn.Linear(3, 2)\n"
+        "for p in net.parameters():\n"
+        "    p.requires_grad = False\n"
+        "out = net(torch.randn(4, 3))\n"
+        "out\n",
+        "out", dict(requires_grad=False, shape=(4, 2))),
+    "registered-buffer": (
+        "class Norm(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.register_buffer('scale', torch.ones(3))\n"
+        "s = Norm().scale\n"
+        "s\n",
+        "s", dict(requires_grad=False, shape=(3,))),
+    # 3. nn semantics
+    "lstm-returns-a-tuple": (
+        "lstm = nn.LSTM(input_size=3, hidden_size=5, batch_first=True)\n"
+        "seq, (h, c) = lstm(torch.randn(2, 7, 3))\n"
+        "h\n",
+        "h", dict(requires_grad=True, shape=(1, 2, 5))),
+    "bidirectional-gru": (
+        "gru = nn.GRU(3, 4, num_layers=2, bidirectional=True)\n"
+        "out, h = gru(torch.randn(7, 2, 3))\n"
+        "out\n",
+        "out", dict(requires_grad=True, shape=(7, 2, 8))),
+    "per-sample-loss": (
+        "criterion = nn.CrossEntropyLoss(reduction='none')\n"
+        "logits = nn.Linear(3, 4)(torch.randn(6, 3))\n"
+        "loss = criterion(logits, torch.randint(0, 4, (6,)))\n"
+        "loss\n",
+        "loss", dict(requires_grad=True, shape=(6,))),
+    # 5. containers
+    "list-then-stack": (
+        "w = torch.ones(4, requires_grad=True)\n"
+        "rows = []\n"
+        "for k in range(3):\n"
+        "    rows.append(w * k)\n"
+        "m = torch.stack(rows)\n"
+        "m\n",
+        "m", dict(requires_grad=True, grad_fn="StackBackward0")),
+    "comprehension-then-stack": (
+        "w = torch.ones(4, requires_grad=True)\n"
+        "m = torch.stack([w * k for k in range(3)])\n"
+        "m\n",
+        "m", dict(requires_grad=True, shape=(3, 4), grad_fn="StackBackward0")),
+    "dict-output": (
+        "def forward(x, w):\n"
+        "    y = x @ w\n"
+        "    return {'logits': y, 'loss': y.pow(2).mean()}\n"
+        "w = torch.randn(3, 2, requires_grad=True)\n"
+        "outputs = forward(torch.randn(5, 3), w)\n"
+        "loss = outputs['loss']\n"
+        "loss\n",
+        "loss", dict(requires_grad=True, shape=(), grad_fn="MeanBackward0")),
+    "items-of-a-dict": (
+        "w = torch.ones(2, requires_grad=True)\n"
+        "parts = {'a': w * 2, 'b': w * 3}\n"
+        "total = 0\n"
+        "for name, part in parts.items():\n"
+        "    total = total + part.sum()\n"
+        "total\n",
+        "total", dict(requires_grad=True, shape=())),
+    # 6. grad modes
+    "no-grad-decorator": (
+        "@torch.no_grad()\n"
+        "def predict(model, x):\n"
+        "    return model(x)\n"
+        "pred = predict(nn.Linear(3, 1), torch.randn(2, 3))\n"
+        "pred\n",
+        "pred", dict(requires_grad=False, shape=(2, 1))),
+    "set-grad-enabled-statement": (
+        "w = torch.ones(2, requires_grad=True)\n"
+        "torch.set_grad_enabled(False)\n"
+        "y = w * 2\n"
+        "torch.set_grad_enabled(True)\n"
+        "y\n",
+        "y", dict(requires_grad=False)),
+    # 9. flow: loops reach a fixpoint, branches keep what both paths agree on
+    "long-loop": (
+        "w = torch.ones(2, requires_grad=True)\n"
+        "h = w\n"
+        "for _ in range(100):\n"
+        "    h = torch.tanh(h * 2)\n"
+        "h\n",
+        "h", dict(requires_grad=True, is_leaf=False, shape=(2,), grad_fn="TanhBackward0")),
+    "branches-agree": (
+        "w = torch.ones(2, requires_grad=True)\n"
+        "if random.random() > 0.5:\n"
+        "    y = w * 2\n"
+        "else:\n"
+        "    y = w * 3\n"
+        "y\n",
+        "y", dict(requires_grad=True, is_leaf=False, shape=(2,), grad_fn="MulBackward0")),
+    "zero-grad-clears": (
+        "net = nn.Linear(3, 1)\n"
+        "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+        "net(torch.randn(4, 3)).sum().backward()\n"
+        "opt.zero_grad()\n"
+        "b = net.bias\n"
+        "b\n",
+        "b", dict(is_leaf=True, grad="none")),
+}
+
+
+def facts_of(source: str, name: str):
+    analyzer = Analyzer()
+    analyzer.analyze(source)
+    assert not analyzer.internal_errors, analyzer.internal_errors
+    lines = source.splitlines()
+    row = max(i for i, text in enumerate(lines, 1) if text == name)
+    found = analyzer.facts_at(row, 0)
+    assert found is not None, f"no facts for {name}"
+    return found[1]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_facts_through_real_code(case):
+    body, name, expected = CASES[case]
+    value = facts_of(HEAD + body, name)
+    assert isinstance(value, TensorFacts), value
+    for key, want in expected.items():
+        assert getattr(value, key) == want, f"{key}: {getattr(value, key)!r} != {want!r}"
+
+
+def _torch_facts(value) -> dict:
+    return {
+        "requires_grad": value.requires_grad,
+        "is_leaf": value.is_leaf,
+        "shape": tuple(value.shape),
+        "grad_fn": type(value.grad_fn).__name__ if value.grad_fn is not None else None,
+        "grad": None if not value.is_leaf else ("none" if value.grad is None else "set"),
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_same_programs_agree_with_torch(case):
+    import torch
+    body, name, expected = CASES[case]
+    namespace: dict = {}
+    torch.manual_seed(0)
+    try:
+        exec(compile(HEAD + body, f"<{case}>", "exec"), namespace)
+    finally:
+        torch.set_grad_enabled(True)
+    truth = _torch_facts(namespace[name])
+    for key, want in expected.items():
+        assert truth[key] == want, f"{key}: torch says {truth[key]!r}, the case {want!r}"
+
+
+def test_recursion_ends():
+    source = HEAD + (
+        "def deep(n, x):\n"
+        "    return x if n == 0 else deep(n - 1, x * 2)\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "y = deep(3, w)\n"
+        "y\n")
+    value = facts_of(source, "y")
+    # Followed to a bounded depth: what it says must be right, and may be nothing.
+    assert not isinstance(value, TensorFacts) or value.requires_grad in (True, None)
+
+
+def test_a_list_of_unknown_length_stacks_to_a_known_row_shape():
+    source = HEAD + (
+        "w = torch.ones(4, requires_grad=True)\n"
+        "rows = []\n"
+        "for k in range(3):\n"
+        "    rows.append(w * k)\n"
+        "m = torch.stack(rows)\n"
+        "c = torch.cat(rows)\n"
+        "m\n"
+        "c\n")
+    assert facts_of(source, "m").shape == (None, 4)
+    assert facts_of(source, "c").shape == (None,)
