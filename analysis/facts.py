@@ -139,6 +139,10 @@ class TensorFacts:
     # When the tensor was made (a run's clock): facts kept for an earlier tensor made
     # at the same site (an earlier loop iteration) are stale for this one.
     birth: int = field(default=0, repr=False, compare=False)
+    # When `.grad` was last set to None (a run's clock; the birth when made so): a
+    # backward through an unknown graph after it may have filled it (see
+    # State.grads_unknown_at).
+    grad_at: int = field(default=0, repr=False, compare=False)
 
     def numel_is_not_one(self) -> bool:
         """True only when the shape proves numel != 1 (so backward() needs a gradient)."""
@@ -416,6 +420,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         origin=_same(a.origin, b.origin),
         label=a.label if a.label == b.label else None,
         birth=max(a.birth, b.birth),
+        grad_at=min(a.grad_at, b.grad_at),
     )
 
 

@@ -119,10 +119,30 @@ class State:
     made: dict = field(default_factory=dict)
     # Counts creations, shared by all copies (see TensorFacts.birth).
     clock: list = field(default_factory=lambda: [0])
+    # The clock when a backward through a graph the analysis does not know last ran
+    # (0: never). It may have reached any leaf: a `.grad` set to None before it may
+    # hold a gradient now. Read lazily (`_reading`) rather than written into every
+    # leaf, which for a file of models costs more than the rest of the analysis.
+    grads_unknown_at: int = 0
 
     def copy(self) -> "State":
         return State(dict(self.names), self.tensors.copy(), self.heap.copy(), self.freed,
-                     self.clobbered, self.no_grad, self.reachable, self.made, self.clock)
+                     self.clobbered, self.no_grad, self.reachable, self.made, self.clock,
+                     self.grads_unknown_at)
+
+    def tick(self) -> int:
+        """A new time on the run's clock."""
+        self.clock[0] += 1
+        return self.clock[0]
+
+    def any_grad_may_be_set(self) -> None:
+        """A backward through an unknown graph ran: any leaf may have a `.grad` now."""
+        self.grads_unknown_at = self.tick()
+
+    def _reading(self, t: TensorFacts) -> TensorFacts:
+        if t.grad == "none" and self.grads_unknown_at > max(t.grad_at, t.birth):
+            return replace(t, grad=None)
+        return t
 
     def become(self, other: "State") -> None:
         """Take `other`'s contents: callers hold this very object."""
@@ -149,8 +169,8 @@ class State:
     def _current(self, t: TensorFacts) -> TensorFacts:
         found = self.tensors.get(t.tid)
         if found is None or found.birth < t.birth:
-            return t
-        return found
+            return self._reading(t)
+        return self._reading(found)
 
     def created(self, t: TensorFacts) -> TensorFacts:
         """A new tensor at an allocation site: facts kept for an earlier one made
@@ -166,14 +186,14 @@ class State:
         made = self.made.get(tid)
         found = self.tensors.get(tid)
         if found is not None and (made is None or found.birth >= made.birth):
-            return found
-        return made
+            return self._reading(found)
+        return made if made is None else self._reading(made)
 
     def leaves(self):
         """Every leaf that requires grad, with its current facts."""
         for tid, t in self.made.items():
             if t.is_leaf and t.requires_grad is not False:
-                yield self.tensors.get(tid, t)
+                yield self._reading(self.tensors.get(tid, t))
 
     # -- objects ---------------------------------------------------------------------------
 
@@ -255,10 +275,10 @@ class State:
                      _join_tensors(self.tensors, other.tensors, self.made),
                      _join_heaps(self.heap, other.heap),
                      # A node is freed afterwards only if it is freed on both paths.
-                     {n: c for n, c in self.freed.items() if n in other.freed},
-                     {n: c for n, c in self.clobbered.items() if n in other.clobbered},
+                     _common(self.freed, other.freed),
+                     _common(self.clobbered, other.clobbered),
                      self.no_grad if self.no_grad == other.no_grad else None,
-                     True, self.made, self.clock)
+                     True, self.made, self.clock, max(self.grads_unknown_at, other.grads_unknown_at))
 
 
 _EMPTY: dict = {}
@@ -278,6 +298,13 @@ def join_states(states: list) -> State | None:
     for other in live[1:]:
         out = out.joined(other)
     return out
+
+
+def _common(a: dict, b: dict) -> dict:
+    """The entries on both paths (copies share the dict until one path adds to it)."""
+    if a is b:
+        return a
+    return {n: c for n, c in a.items() if n in b}
 
 
 def _join_names(a: dict, b: dict) -> dict:

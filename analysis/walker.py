@@ -247,7 +247,7 @@ class Walker:
             elif isinstance(target, ast.Attribute) and target.attr == "grad":
                 owner = self.expr(target.value, state, frame, ctx)
                 if isinstance(owner, TensorFacts):
-                    state.update_tensor(replace(owner, grad="none"))
+                    state.update_tensor(replace(owner, grad="none", grad_at=state.tick()))
                     self.emit(AttrAssignEvent(target, ctx, owner, "grad", NONE, target))
             elif isinstance(target, ast.Subscript):
                 base = self.expr(target.value, state, frame, ctx)

@@ -7,6 +7,10 @@ ratios issue 5 sets targets on (edit p50 vs one full parse; cold vs one full
 parse). Medians over repetitions, so one slow run does not decide a figure.
 
     python benchmarks/core_latency.py [--edits 200] [--repeat 5] [--file PATH]
+                                      [--kind training|trainer]
+
+`--kind trainer` measures the generated file of classes, a Trainer and helpers
+(`trainer_file.py`), where the analysis follows calls through objects.
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import libcst as cst  # noqa: E402
 
 from analysis.engine import Analyzer  # noqa: E402
-from training_file import build  # noqa: E402
+import trainer_file  # noqa: E402
+import training_file  # noqa: E402
 
 
 def _timed(fn) -> float:
@@ -97,9 +102,12 @@ def main(argv=None) -> int:
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--file", type=Path, help="analyse this file instead of the generated one")
+    parser.add_argument("--kind", choices=("training", "trainer"), default="training",
+                        help="which generated file: a flat training script, or classes and a Trainer")
     args = parser.parse_args(argv)
 
-    source = args.file.read_text() if args.file else build()
+    generator = trainer_file if args.kind == "trainer" else training_file
+    source = args.file.read_text() if args.file else generator.build()
     lines = source.count("\n")
     rng = random.Random(5)
     gc.collect()

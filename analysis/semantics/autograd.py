@@ -124,10 +124,7 @@ def grads_reached(call: Call, output: TensorFacts, grad: str) -> None:
 
 
 def any_leaf_may_have_grad(call: Call) -> None:
-    state = call.state
-    for t in list(state.leaves()):
-        if t.grad == "none":
-            state.update_tensor(replace(t, grad=None))
+    call.state.any_grad_may_be_set()
 
 
 @function("torch.autograd.backward")

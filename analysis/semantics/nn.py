@@ -596,7 +596,7 @@ def clear_grads(call: Call, params, set_to_none) -> None:
         else:
             grad = "none" if p.grad == "none" else None
         if p.grad != grad:
-            call.state.update_tensor(replace(p, grad=grad))
+            call.state.update_tensor(replace(p, grad=grad, grad_at=call.state.tick()))
 
 
 @method("module", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type", "share_memory")

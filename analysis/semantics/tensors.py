@@ -1435,13 +1435,13 @@ def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
     state = call.state
     t = state.fresh(t)
     if name == "grad":
-        state.update_tensor(replace(t, grad="none" if value is NONE else None))
+        state.update_tensor(replace(t, grad="none" if value is NONE else None, grad_at=state.tick()))
     elif name == "requires_grad":
         flag = truth(value) if isinstance(value, NumberValue) else None
         if t.is_leaf is True and flag is not None and dtype_kind(t.dtype) in ("float", "complex"):
             state.update_tensor(replace(
                 t, requires_grad=flag, no_grad_reason=None if flag else "never",
-                grad="none" if flag and t.grad is None else t.grad,
+                grad="none" if flag and t.grad is None else t.grad, grad_at=state.tick(),
                 leaves=frozenset({t.tid}) if flag else frozenset(), opaque=False if flag else t.opaque))
         elif flag is None or t.is_leaf is not False:
             state.update_tensor(replace(t, requires_grad=None))
