@@ -263,11 +263,12 @@ class Walker:
             if alias.asname:
                 state.names[alias.asname] = self.imported_module(alias.name, 0, frame, state)
             else:
+                # `import torch.utils.data` and `import project.data` bind the first
+                # name (`data` is reached through it).
                 head = alias.name.split(".")[0]
-                module = self.imported_module(alias.name, 0, frame, state)
-                # `import project.data` binds `project`; its `data` is reached through it.
-                state.names[head] = module if "." not in alias.name or not isinstance(
-                    module, ModuleNamespace) else self.imported_module(head, 0, frame, state)
+                if "." in alias.name:
+                    self.imported_module(alias.name, 0, frame, state)   # read it: its objects
+                state.names[head] = self.imported_module(head, 0, frame, state)
 
     def s_importfrom(self, node: ast.ImportFrom, state, frame, ctx):
         base = node.module or ""

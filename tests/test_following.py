@@ -234,3 +234,32 @@ def test_a_list_of_unknown_length_stacks_to_a_known_row_shape():
         "c\n")
     assert facts_of(source, "m").shape == (None, 4)
     assert facts_of(source, "c").shape == (None,)
+
+
+def test_a_dotted_import_binds_its_first_name():
+    source = ("import torch\nimport torch.utils.data\nimport torch.nn.functional\n"
+              "w = torch.ones(2, requires_grad=True)\n"
+              "with torch.no_grad():\n"
+              "    y = torch.nn.functional.relu(w)\n"
+              "y\n")
+    assert facts_of(source, "y").requires_grad is False
+
+
+def test_an_evaluation_forward_is_reported_once_at_the_model_call():
+    """Layers that a module's forward reaches through a helper method (a VAE's
+    `encode`) are the model's call, not forwards of their own."""
+    from analysis import analyze
+    source = HEAD + (
+        "class VAE(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc1 = nn.Linear(6, 4)\n"
+        "    def encode(self, x):\n"
+        "        return self.fc1(x)\n"
+        "    def forward(self, x):\n"
+        "        return self.encode(x)\n"
+        "model = VAE()\n"
+        "model.eval()\n"
+        "for data in [torch.randn(2, 6) for _ in range(3)]:\n"
+        "    out = model(data)\n")
+    assert [(f.code, f.line) for f in analyze(source)] == [("AG303", 15)]

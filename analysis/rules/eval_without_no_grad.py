@@ -68,6 +68,25 @@ class EvalWithoutNoGrad(Rule):
             Silent("probe.grad_fn is not None", "each evaluation batch records a graph"), line=8),
     )
     good = (
+        # `import torch.utils.data` binds `torch` itself: its no_grad is torch's.
+        Example(
+            "import torch\n"
+            "import torch.utils.data\n"
+            "from torch import nn\n"
+            "class VAE(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc1 = nn.Linear(6, 4)\n"
+            "    def encode(self, x):\n"
+            "        return self.fc1(x)\n"
+            "    def forward(self, x):\n"
+            "        return self.encode(x)\n"
+            "model = VAE()\n"
+            "loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 6)), batch_size=4)\n"
+            "model.eval()\n"
+            "with torch.no_grad():\n"
+            "    for (data,) in loader:\n"
+            "        out = model(data)\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -161,8 +180,10 @@ def _differentiated(calls, result) -> bool:
 
 
 def _inside_forward(event) -> bool:
-    function = event.ctx.function
-    return function is not None and function.qualname.endswith(".forward")
+    """Run by a module's forward (directly, or through a helper it calls such as a
+    VAE's `encode`): the module's own call is the one to report."""
+    functions = [event.ctx.function] + [site.function for site in event.ctx.calls]
+    return any(f is not None and getattr(f, "qualname", "").endswith(".forward") for f in functions)
 
 
 def _reported_at(event):
