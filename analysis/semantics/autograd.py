@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from analysis import torch_api as api
 from analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
                             TensorFacts, TorchName, TupleValue, Unknown)
 from analysis.semantics import Call, function, method, truth
@@ -232,20 +233,19 @@ def _gradcheck(call: Call):
     return NumberValue("bool")
 
 
-@function("torch.autograd.Variable", "torch.autograd.variable.Variable")
+@function(*api.VARIABLE_CLASSES)
 def _variable(call: Call):
-    """`Variable(t)` has returned `t` itself since torch 0.4; `requires_grad=True`
-    still works on a leaf; `volatile=` does nothing."""
+    """`Variable(t)`: since torch 0.4 a new leaf sharing `t`'s data, cut from `t`'s
+    graph, requiring grad only when asked (`requires_grad=True`); `volatile=` does
+    nothing."""
     from analysis.semantics import tensors
     data = call.arg(0, "data")
-    flag = call.flag(1, "requires_grad", None) if call.given(1, "requires_grad") else None
-    if isinstance(data, TensorFacts):
-        if flag is True and data.is_leaf is not False:
-            new = tensors.requires_grad_set(data, True)
-            call.state.update_tensor(new)
-            return new
-        return data
-    return UNKNOWN
+    flag = call.flag(1, "requires_grad", False)
+    if not isinstance(data, TensorFacts):
+        return tensors.new_tensor(call, flag, True, ignore_no_grad=True)
+    return tensors.new_tensor(call, flag, True, dtype=data.dtype, shape=data.shape,
+                              reason="never" if data.requires_grad is False else None,
+                              device=data.device, ignore_no_grad=True)
 
 
 def after_call(call: Call, event) -> None:
