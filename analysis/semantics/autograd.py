@@ -83,11 +83,18 @@ def backward(call: Call, output: TensorFacts) -> None:
     if call.starred:
         return
     note_stale_grads(call, output)
-    retain = call.flag(1, "retain_graph", None)
+    keyword = retain_keyword(call)
+    retain = call.flag(1, keyword, None)
     create = call.flag(2, "create_graph", False)
-    if retain is False or (retain is None and not call.given(1, "retain_graph") and create is not True):
+    if retain is False or (retain is None and not call.given(1, keyword) and create is not True):
         state.free(output.saved_nodes, call.node)
     grads_reached(call, output, "graph" if create else "set")
+
+
+def retain_keyword(call: Call) -> str:
+    """`retain_variables=`, torch < 0.2's name of retain_graph, is read as meant: the
+    call raises until it is renamed, and one mistake makes one finding."""
+    return "retain_variables" if "retain_variables" in call.kwargs else "retain_graph"
 
 
 def note_stale_grads(call: Call, output: TensorFacts) -> None:
@@ -143,14 +150,15 @@ def _autograd_backward(call: Call):
         if seed_items is not None and len(seed_items) == len(items):
             call.extra["seeds"] = [(call.state.fresh(o), call.state.fresh(g))
                                    for o, g in zip(items, seed_items)]
-    retain = call.flag(None, "retain_graph", None)
+    keyword = retain_keyword(call)
+    retain = call.flag(None, keyword, None)
     create = call.flag(None, "create_graph", False)
     for item in items:
         item = call.state.fresh(item)
         if not isinstance(item, TensorFacts):
             any_leaf_may_have_grad(call)
             continue
-        if retain is False or (retain is None and not call.given(None, "retain_graph") and create is not True):
+        if retain is False or (retain is None and not call.given(None, keyword) and create is not True):
             call.state.free(item.saved_nodes, call.node)
         note_stale_grads(call, item)
         grads_reached(call, item, "graph" if create else "set")
@@ -168,7 +176,8 @@ def _autograd_grad(call: Call):
     from analysis.semantics import tensors
     state = call.state
     create = call.flag(None, "create_graph", False)
-    retain = call.flag(None, "retain_graph", None)
+    keyword = retain_keyword(call)
+    retain = call.flag(None, keyword, None)
     outputs = call.arg(0, "outputs")
     inputs = call.arg(1, "inputs")
     if not isinstance(outputs, TensorFacts):
@@ -177,7 +186,7 @@ def _autograd_grad(call: Call):
         if items:
             # A sequence of outputs: what rules say of element 0 holds of it.
             call.extra["first_output"] = state.fresh(items[0])
-    if isinstance(outputs, TensorFacts) and not call.given(None, "retain_graph") and create is not True:
+    if isinstance(outputs, TensorFacts) and not call.given(None, keyword) and create is not True:
         state.free(outputs.saved_nodes, call.node)
     elif isinstance(outputs, TensorFacts) and retain is False:
         state.free(outputs.saved_nodes, call.node)
