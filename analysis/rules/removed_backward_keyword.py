@@ -2,10 +2,9 @@
 of `retain_graph=` before torch 0.2, which torch no longer accepts."""
 from __future__ import annotations
 
-from analysis.facts import TensorFacts, Unknown
 from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import BACKWARD_KEYWORDS, renamed_keyword, without_keyword
-from analysis.trace import CallEvent
+from analysis.rulekit import renamed_keyword, without_keyword
+from analysis.trace import is_backward
 
 OLD, NEW = "retain_variables", "retain_graph"
 RUNTIME = f"got an unexpected keyword argument '{OLD}'"
@@ -143,24 +142,10 @@ class RemovedBackwardKeyword(Rule):
     def check(self, trace, locale):
         for event in trace.calls():
             keyword = next((kw for kw in event.node.keywords if kw.arg == OLD), None)
-            if keyword is None or not _torch_backward(event):
+            if keyword is None or not (is_backward(event) or event.qualname == "torch.autograd.grad"):
                 continue
             fixed = without_keyword(event.node, OLD, event) if NEW in event.kwargs \
                 else renamed_keyword(event.node, OLD, NEW, event)
             yield Report(keyword, self.text("message", locale),
                          (FixSpec(self.text("fix", locale), (Edit("replace", event.node, fixed, event),)),),
                          event)
-
-
-def _torch_backward(event: CallEvent) -> bool:
-    """torch's `backward`/`autograd.grad`/`autograd.backward`: by name, on a known
-    tensor, or on an unknown value called with no more than torch's arguments. A
-    `layer.backward(grad, ...)` of a hand-written network is not torch's."""
-    if event.qualname in ("torch.autograd.grad", "torch.autograd.backward"):
-        return True
-    if event.method != "backward" or event.qualname is not None:
-        return False
-    if isinstance(event.receiver, TensorFacts):
-        return True
-    return type(event.receiver) is Unknown and not event.node.args \
-        and all(kw.arg in BACKWARD_KEYWORDS | {OLD} for kw in event.node.keywords)
