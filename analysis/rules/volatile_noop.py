@@ -171,8 +171,8 @@ class VolatileNoop(Rule):
 
 def _evaluation(trace, event: CallEvent):
     """The statements to move under no_grad: from the one holding the `Variable`
-    call (or the next, when that one only wraps inputs) through the last statement
-    of its block that uses what they compute. None when they train, or when the
+    call (or, when that one only wraps inputs, the first that uses them) through
+    the last statement of its block that uses what they compute. None when they train, or when the
     block cannot be re-indented safely."""
     stmt, source = event.ctx.stmt, event.ctx.source
     if trace.torch_name is None or stmt is None or source is None or source.tree is None:
@@ -181,14 +181,16 @@ def _evaluation(trace, event: CallEvent):
     if block is None:
         return None
     index = next(i for i, s in enumerate(block) if s is stmt)
-    computed, last = names_bound(stmt), index
+    computed, readers = names_bound(stmt), []
     for later in range(index + 1, len(block)):
         if isinstance(block[later], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break
         if names_read(block[later]) & computed:
             computed |= names_bound(block[later])
-            last = later
-    run = block[index + 1 if _only_wraps(stmt, event.node) else index:last + 1]
+            readers.append(later)
+    if not _only_wraps(stmt, event.node):
+        readers.insert(0, index)
+    run = block[readers[0]:readers[-1] + 1] if readers else []
     if not run or any(_trains_or_spans_lines(node) for s in run for node in ast.walk(s)):
         return None
     return run
