@@ -436,10 +436,10 @@ class Analyzer:
                         if edit.at is not None else source
                     if id(edit_source) not in starts:
                         break
-                    made = _edit(edit, edit_source, starts[id(edit_source)] - 1)
+                    made = _edits(edit, edit_source, starts[id(edit_source)] - 1)
                     if made is None:
                         break
-                    edits.append(made)
+                    edits.extend(made)
                 else:
                     fixes.append(Fix(spec.title, tuple(edits), spec.safe))
         return Finding(rule.code, rule.name, rule.severity, report.message, line + base, column,
@@ -612,6 +612,24 @@ def _python_syntax_findings(source: str) -> tuple[list[Finding], list[tuple[int,
 
 def _indent_of(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
+
+
+def _edits(edit: Edit, part: ParsedChunk, base: int) -> tuple[TextEdit, ...] | None:
+    """A rule's edit as text edits in the document: one, or for "wrap_run" a header
+    and an indentation per line (one insertion per point: editors order insertions
+    at one point differently)."""
+    if edit.kind != "wrap_run":
+        made = _edit(edit, part, base)
+        return None if made is None else (made,)
+    lines = part.lines
+    first = part.span(edit.node)[0]
+    last = part.span(edit.through if edit.through is not None else edit.node)[2]
+    indent = _indent_of(lines[first - 1])
+    unit = "\t" if "\t" in indent else "    "
+    header = TextEdit(first + base, 0, first + base, 0,
+                      f"{indent}{edit.text}{newline_of(part.text)}{unit}")
+    return (header,) + tuple(TextEdit(n + base, 0, n + base, 0, unit)
+                             for n in range(first + 1, last + 1) if lines[n - 1].strip())
 
 
 def _edit(edit: Edit, part: ParsedChunk, base: int) -> TextEdit | None:

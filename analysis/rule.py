@@ -72,13 +72,18 @@ class Edit:
     node's indentation before the statement `node`), "line_after" (likewise after
     it), "delete_line" (remove the statement `node`'s lines), "wrap" (the statement
     `node` moved into a block opened by `text`, e.g. "with torch.no_grad():"),
-    "delete_arg" (remove the call argument `node` and its comma).
+    "delete_arg" (remove the call argument `node` and its comma), "wrap_run" (the
+    statements `node` through `through`, siblings in one block, moved into a block
+    opened by `text`; made of insertions at line starts only, so another edit of
+    the same fix may change code on those lines).
     """
     kind: str
     node: object                     # an ast node
     text: str = ""
     # The event the node was seen in (its context says which chunk holds it).
     at: object = None
+    # For "wrap_run": the last statement of the run.
+    through: object = None
 
 
 @dataclass(frozen=True)

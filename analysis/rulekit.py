@@ -142,3 +142,23 @@ def made_in_iteration(t, loop, ctx) -> bool:
     if t.made_in_loop is None or loop not in ctx.loops:
         return False
     return t.made_in_loop not in ctx.loops[:ctx.loops.index(loop)]
+
+
+def enclosing_block(root: ast.AST, stmt: ast.stmt) -> list | None:
+    """The statement list (a module's, a function's or a branch's body) holding
+    `stmt`, or None."""
+    for node in ast.walk(root):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(s is stmt for s in block):
+                return block
+    return None
+
+
+def names_read(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def names_bound(node: ast.AST) -> set[str]:
+    """The names a statement (and the blocks inside it) assigns."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

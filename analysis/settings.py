@@ -12,7 +12,7 @@ from analysis.findings import SEVERITIES
 
 @dataclass(frozen=True)
 class Settings:
-    # Rule names or codes; a code matches by prefix ("AG1" selects AG101..AG112).
+    # Rule names or codes; a code matches by prefix ("AG1" selects every AG1xx code).
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     # rule name or code -> "error" | "warning" | "info"

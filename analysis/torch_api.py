@@ -105,6 +105,8 @@ GRAD_CHECKERS = frozenset(_t.GRAD_CHECKERS)
 NO_GRAD_CONTEXTS = frozenset(_t.NO_GRAD_CONTEXTS)
 ENABLE_GRAD_CONTEXTS = frozenset(_t.ENABLE_GRAD_CONTEXTS)
 SET_GRAD_ENABLED = frozenset(_t.SET_GRAD_ENABLED)
+# `Variable(t)`: since torch 0.4 it makes a plain tensor and ignores `volatile=`.
+VARIABLE_CLASSES = frozenset(_t.VARIABLE_CLASSES)
 
 
 def _operand_key(op: str, arity_shapes: tuple) -> str | None:

@@ -1470,3 +1470,8 @@ SET_GRAD_ENABLED = {
     'torch.autograd.grad_mode.set_grad_enabled', 'torch.autograd.set_grad_enabled',
     'torch.set_grad_enabled',
 }
+
+# qualified names of Variable, the tensor wrapper of torch < 0.4
+VARIABLE_CLASSES = {
+    'torch.autograd.Variable', 'torch.autograd.variable.Variable',
+}

@@ -20,6 +20,9 @@ from analysis.facts import GradAttr, ObjectRef, TensorFacts, Unknown, Value
 
 # Keywords torch's Tensor.backward takes; a `.backward(...)` with others is not torch's.
 BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inputs"})
+# `retain_variables`, torch < 0.2's name of retain_graph: torch's backward all the same,
+# whose call raises until the keyword is renamed (a rule says so).
+OLD_BACKWARD_KEYWORDS = frozenset({"retain_variables"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -319,7 +322,8 @@ def is_backward(event: CallEvent) -> bool:
         return True
     if event.method != "backward" or event.qualname is not None:
         return False
-    if any(kw.arg is not None and kw.arg not in BACKWARD_KEYWORDS for kw in event.node.keywords):
+    if any(kw.arg is not None and kw.arg not in BACKWARD_KEYWORDS | OLD_BACKWARD_KEYWORDS
+           for kw in event.node.keywords):
         return False
     if len(event.node.args) > 3:
         return False

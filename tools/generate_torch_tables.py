@@ -1054,7 +1054,8 @@ def unreduced_loss_shapes(functional: dict) -> dict:
 
 # -- qualified names of autograd helpers ---------------------------------------------------
 
-NAME_MODULES = ("torch", "torch.autograd", "torch.autograd.grad_mode", "torch.autograd.gradcheck")
+NAME_MODULES = ("torch", "torch.autograd", "torch.autograd.grad_mode", "torch.autograd.gradcheck",
+                "torch.autograd.variable")
 
 
 def qualified_names(*targets) -> set:
@@ -1216,6 +1217,8 @@ def _build() -> str:
                              qualified_names(torch.no_grad, torch.inference_mode)),
         "ENABLE_GRAD_CONTEXTS": ("qualified names of enable_grad", qualified_names(torch.enable_grad)),
         "SET_GRAD_ENABLED": ("qualified names of set_grad_enabled", qualified_names(torch.set_grad_enabled)),
+        "VARIABLE_CLASSES": ("qualified names of Variable, the tensor wrapper of torch < 0.4",
+                             qualified_names(torch.autograd.Variable)),
     }
     parts = [
         '"""What torch\'s API does, measured on tiny tensors. Generated: do not edit.\n\n'

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import GradAttr, ObjectRef
+from analysis.facts import GradAttr, MethodOf, ObjectRef
 from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from analysis.rulekit import source_of
-from analysis.trace import AttrAssignEvent, AttrReadEvent, CallEvent, is_backward
+from analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, is_backward
 
 
 
@@ -261,6 +261,8 @@ class MissingZeroGrad(Rule):
                       if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
             if not event.ctx.always_runs_in(loop) and any(_may_clear(e, event) for e in events):
                 continue      # step and clearing under a condition: gradient accumulation on purpose
+            if _zero_grad_not_called(events):
+                continue
             reported.add(loop)
             yield self._report(trace, loop, event, events, locale)
         yield from self._opaque_optimizers(trace, reported, locale)
@@ -279,7 +281,8 @@ class MissingZeroGrad(Rule):
                      and e.ctx.always_runs_in(loop)]
             backwards = [e for e in events if is_backward(e) and e.ctx.always_runs_in(loop)
                          and _training_loop(e.ctx) is loop]
-            if not steps or not backwards or any(_may_clear(e, steps[0]) for e in events):
+            if not steps or not backwards or any(_may_clear(e, steps[0]) for e in events) \
+                    or _zero_grad_not_called(events):
                 continue
             reported.add(loop)
             yield self._report(trace, loop, steps[0], events, locale)
@@ -309,6 +312,13 @@ class MissingZeroGrad(Rule):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
         return Report(_backward_site(events, loop) or site, self.text("manual", locale, leaf=leaf), fixes, at)
+
+
+def _zero_grad_not_called(events) -> bool:
+    """`optimizer.zero_grad` named on a line of its own, without its parentheses:
+    method-not-called reports it, with the fix that belongs here."""
+    return any(isinstance(e, BareExpressionEvent) and isinstance(e.value, MethodOf)
+               and e.value.name == "zero_grad" for e in events)
 
 
 def _may_clear(event, step) -> bool:

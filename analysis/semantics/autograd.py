@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from analysis import torch_api as api
 from analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
                             TensorFacts, TorchName, TupleValue, Unknown)
 from analysis.semantics import Call, function, method, truth
@@ -82,11 +83,18 @@ def backward(call: Call, output: TensorFacts) -> None:
     if call.starred:
         return
     note_stale_grads(call, output)
-    retain = call.flag(1, "retain_graph", None)
+    keyword = retain_keyword(call)
+    retain = call.flag(1, keyword, None)
     create = call.flag(2, "create_graph", False)
-    if retain is False or (retain is None and not call.given(1, "retain_graph") and create is not True):
+    if retain is False or (retain is None and not call.given(1, keyword) and create is not True):
         state.free(output.saved_nodes, call.node)
     grads_reached(call, output, "graph" if create else "set")
+
+
+def retain_keyword(call: Call) -> str:
+    """`retain_variables=`, torch < 0.2's name of retain_graph, is read as meant: the
+    call raises until it is renamed, and one mistake makes one finding."""
+    return "retain_variables" if "retain_variables" in call.kwargs else "retain_graph"
 
 
 def note_stale_grads(call: Call, output: TensorFacts) -> None:
@@ -139,14 +147,15 @@ def _autograd_backward(call: Call):
         if seed_items is not None and len(seed_items) == len(items):
             call.extra["seeds"] = [(call.state.fresh(o), call.state.fresh(g))
                                    for o, g in zip(items, seed_items)]
-    retain = call.flag(None, "retain_graph", None)
+    keyword = retain_keyword(call)
+    retain = call.flag(None, keyword, None)
     create = call.flag(None, "create_graph", False)
     for item in items:
         item = call.state.fresh(item)
         if not isinstance(item, TensorFacts):
             any_leaf_may_have_grad(call)
             continue
-        if retain is False or (retain is None and not call.given(None, "retain_graph") and create is not True):
+        if retain is False or (retain is None and not call.given(None, keyword) and create is not True):
             call.state.free(item.saved_nodes, call.node)
         note_stale_grads(call, item)
         grads_reached(call, item, "graph" if create else "set")
@@ -164,7 +173,8 @@ def _autograd_grad(call: Call):
     from analysis.semantics import tensors
     state = call.state
     create = call.flag(None, "create_graph", False)
-    retain = call.flag(None, "retain_graph", None)
+    keyword = retain_keyword(call)
+    retain = call.flag(None, keyword, None)
     outputs = call.arg(0, "outputs")
     inputs = call.arg(1, "inputs")
     if not isinstance(outputs, TensorFacts):
@@ -173,7 +183,7 @@ def _autograd_grad(call: Call):
         if items:
             # A sequence of outputs: what rules say of element 0 holds of it.
             call.extra["first_output"] = state.fresh(items[0])
-    if isinstance(outputs, TensorFacts) and not call.given(None, "retain_graph") and create is not True:
+    if isinstance(outputs, TensorFacts) and not call.given(None, keyword) and create is not True:
         state.free(outputs.saved_nodes, call.node)
     elif isinstance(outputs, TensorFacts) and retain is False:
         state.free(outputs.saved_nodes, call.node)
@@ -229,20 +239,19 @@ def _gradcheck(call: Call):
     return NumberValue("bool")
 
 
-@function("torch.autograd.Variable", "torch.autograd.variable.Variable")
+@function(*api.VARIABLE_CLASSES)
 def _variable(call: Call):
-    """`Variable(t)` has returned `t` itself since torch 0.4; `requires_grad=True`
-    still works on a leaf; `volatile=` does nothing."""
+    """`Variable(t)`: since torch 0.4 a new leaf sharing `t`'s data, cut from `t`'s
+    graph, requiring grad only when asked (`requires_grad=True`); `volatile=` does
+    nothing."""
     from analysis.semantics import tensors
     data = call.arg(0, "data")
-    flag = call.flag(1, "requires_grad", None) if call.given(1, "requires_grad") else None
-    if isinstance(data, TensorFacts):
-        if flag is True and data.is_leaf is not False:
-            new = tensors.requires_grad_set(data, True)
-            call.state.update_tensor(new)
-            return new
-        return data
-    return UNKNOWN
+    flag = call.flag(1, "requires_grad", False)
+    if not isinstance(data, TensorFacts):
+        return tensors.new_tensor(call, flag, True, ignore_no_grad=True)
+    return tensors.new_tensor(call, flag, True, dtype=data.dtype, shape=data.shape,
+                              reason="never" if data.requires_grad is False else None,
+                              device=data.device, ignore_no_grad=True)
 
 
 def after_call(call: Call, event) -> None:

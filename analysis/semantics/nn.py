@@ -84,7 +84,7 @@ def make_layer(call: Call):
         reduction = call.text(None, "reduction", api.NN_LOSS_REDUCTION.get(name))
         if "reduction" in call.kwargs and reduction is None:
             reduction = "unknown"
-        attrs["reduction"] = StrValue(reduction)
+        attrs["reduction"] = StrValue(legacy_reduction(call, reduction) or "unknown")
     if name in api.NN_INPLACE_CAPABLE:
         flag = truth(values.get("inplace", NumberValue("bool", False)))
         attrs["inplace"] = NumberValue("bool", flag)
@@ -402,9 +402,25 @@ def _loss_output(call: Call, name: str, inputs: list, attrs: dict):
     return loss_value(call, name, inputs, reduction)
 
 
+def legacy_reduction(call: Call, reduction):
+    """The reduction a loss gets from `size_average=` / `reduce=`, the arguments before
+    `reduction=` (which they override when given), as torch reads them; None when
+    one is not a literal."""
+    if "size_average" not in call.kwargs and "reduce" not in call.kwargs:
+        return reduction
+    size_average, reduce = call.flag(None, "size_average", True), call.flag(None, "reduce", True)
+    if size_average is None or reduce is None:
+        return None
+    return "none" if not reduce else "mean" if size_average else "sum"
+
+
 def loss_value(call: Call, name: str, inputs: list, reduction):
     tensors = [v for v in inputs if isinstance(v, TensorFacts)]
     first = inputs[0] if inputs else UNKNOWN
+    if reduction in ("mean", "sum", "batchmean") and not tensors:
+        # Reduced, the loss is 0-dim whatever its inputs; whether it requires grad
+        # (what the inputs are) is not known.
+        return t_ops.new_tensor(call, None, None, shape=())
     if reduction in ("mean", "sum", "batchmean"):
         shape = ()
     elif reduction == "none" and isinstance(first, TensorFacts):
@@ -736,9 +752,7 @@ def _functional_loss(call: Call):
     reduction = call.text(None, "reduction", api.FUNCTIONAL_LOSS_REDUCTION.get(name))
     if call.given(None, "reduction") and reduction is None:
         reduction = None
-    legacy = [k for k in ("size_average", "reduce") if k in call.kwargs]
-    if legacy:
-        reduction = None
+    reduction = legacy_reduction(call, reduction)
     inputs = [call.arg(0, "input"), call.arg(1, "target")]
     return loss_value(call, name, [v for v in inputs if not isinstance(v, Unknown) or True], reduction)
 

@@ -157,6 +157,8 @@ def api_key(line_text: str, word: re.Match, source: str) -> str | None:
     is_attr = before.rstrip().endswith(".")
     if name == "grad" and re.search(r"\bautograd\s*\.\s*$", before):
         return "torch.autograd.grad"
+    if name == "Variable" and re.search(r"\bautograd\s*\.\s*$", before):
+        return "Variable"
     if name == "grad" and not is_attr and re.match(r"\s*\(", after) and _imported(name, source):
         return "torch.autograd.grad"
     uses = HOW_USED.get(name)

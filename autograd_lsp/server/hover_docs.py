@@ -29,6 +29,10 @@ HOW_USED = {
     "item": {"attr"},
     "numpy": {"attr"},
     "gradcheck": {"attr", "call"},
+    # What old tutorials wrote (torch < 0.4) and what it means today.
+    "Variable": {"call"},
+    "volatile": {"kwarg", "attr"},
+    "data": {"attr"},
 }
 
 DOCS = {
@@ -134,6 +138,25 @@ DOCS = {
             "that require grad; float32 gives spurious mismatches.\n"
             "```python\nx = torch.randn(3, dtype=torch.float64, requires_grad=True)\n"
             "torch.autograd.gradcheck(torch.sin, (x,))\n```"),
+        "Variable": (
+            "**`torch.autograd.Variable(t, requires_grad=False)`** (torch < 0.4)  \n"
+            "Since torch 0.4 Variable and Tensor are one class: `Variable(t)` returns a plain "
+            "tensor sharing `t`'s data, cut from its graph, requiring grad only when asked. "
+            "The wrapper can go.\n"
+            "```python\nx = Variable(torch.randn(3))   # today: x = torch.randn(3)\n```"),
+        "volatile": (
+            "**`volatile=`** (of `Variable`, torch < 0.4)  \n"
+            "Removed in torch 0.4: the keyword is ignored with a UserWarning and the graph is "
+            "recorded as usual (`x.volatile` is always False). Evaluate under `torch.no_grad()` "
+            "or `torch.inference_mode()` instead.\n"
+            "```python\nwith torch.no_grad():\n    out = model(x)\n```"),
+        "data": (
+            "**`Tensor.data`**  \n"
+            "The same data as a tensor autograd does not track: changes through it are hidden "
+            "from the graph (a wrong gradient rather than an error). Before torch 0.4 it reached "
+            "a Variable's tensor and `loss.data[0]` read a number; today `loss.item()` reads the "
+            "number and `x.detach()` or `torch.no_grad()` covers the rest.\n"
+            "```python\nprint(loss.item())   # not loss.data[0]\n```"),
     },
     "zh": {
         "backward": (
@@ -228,6 +251,22 @@ DOCS = {
             "用有限差分检验解析梯度。输入须为需要梯度的双精度张量；float32 会产生虚假的不匹配。\n"
             "```python\nx = torch.randn(3, dtype=torch.float64, requires_grad=True)\n"
             "torch.autograd.gradcheck(torch.sin, (x,))\n```"),
+        "Variable": (
+            "**`torch.autograd.Variable(t, requires_grad=False)`**（torch < 0.4）  \n"
+            "自 torch 0.4 起 Variable 与 Tensor 是同一个类：`Variable(t)` 返回与 `t` 共享数据的普通张量，"
+            "脱离 `t` 的计算图，只有在要求时才需要梯度。这个包装可以去掉。\n"
+            "```python\nx = Variable(torch.randn(3))   # 如今：x = torch.randn(3)\n```"),
+        "volatile": (
+            "**`volatile=`**（`Variable` 的参数，torch < 0.4）  \n"
+            "已在 torch 0.4 移除：该关键字被忽略并给出 UserWarning，计算图照常记录（`x.volatile` "
+            "永远是 False）。请改在 `torch.no_grad()` 或 `torch.inference_mode()` 下评估。\n"
+            "```python\nwith torch.no_grad():\n    out = model(x)\n```"),
+        "data": (
+            "**`Tensor.data`**  \n"
+            "同一份数据、但不被 autograd 追踪的张量：通过它做的修改对计算图不可见（得到错误的梯度而不是报错）。"
+            "在 torch 0.4 之前它用来取得 Variable 中的张量，`loss.data[0]` 用来读数；如今用 `loss.item()` "
+            "读数，其余情形用 `x.detach()` 或 `torch.no_grad()`。\n"
+            "```python\nprint(loss.item())   # 而不是 loss.data[0]\n```"),
     },
 }
 

@@ -62,9 +62,9 @@ def position_of(line: int, needle: str, occurrence: int = 0) -> types.Position:
     return types.Position(line - 1, column + len(needle) // 2)
 
 
-async def hover_at(client, position: types.Position) -> str | None:
+async def hover_at(client, position: types.Position, uri: str = URI) -> str | None:
     result = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=URI), position=position))
+        text_document=types.TextDocumentIdentifier(uri=uri), position=position))
     return None if result is None else result.contents.value
 
 
@@ -156,3 +156,38 @@ async def test_nothing_on_blank_space_and_comments():
         open_document(client, URI, SOURCE)
         assert await hover_at(client, types.Position(12, 0)) is None
         assert await hover_at(client, position_of(25, "only")) is None
+
+
+# -- the idioms of torch < 0.4 -----------------------------------------------------------------
+
+OLD_URI = "file:///tmp/autograd_lsp_test/hover_old.py"
+OLD_SOURCE = """\
+import torch
+from torch.autograd import Variable
+x = Variable(torch.randn(3), volatile=True)
+w = torch.autograd.Variable(torch.randn(3), requires_grad=True)
+loss = (w * x).sum()
+print(loss.data, x.volatile)
+summary = tf.Variable(0)
+"""
+OLD_CASES = [(3, "Variable", "Variable"), (3, "volatile", "volatile"), (4, "Variable", "Variable"),
+             (6, "data", "data"), (6, "volatile", "volatile")]
+
+
+def old_position(line: int, needle: str) -> types.Position:
+    text = OLD_SOURCE.splitlines()[line - 1]
+    return types.Position(line - 1, text.index(needle) + len(needle) // 2)
+
+
+@pytest.mark.parametrize("locale", [None, "zh-CN"])
+async def test_old_tutorial_names_say_what_they_mean_today(locale):
+    expected_locale = "zh" if locale else "en"
+    async with session("vscode", locale=locale) as client:
+        open_document(client, OLD_URI, OLD_SOURCE)
+        await diagnostics(client, OLD_URI, until=lambda items: True)
+        for line, needle, key in OLD_CASES:
+            value = await hover_at(client, old_position(line, needle), OLD_URI)
+            assert value == api_doc(key, expected_locale), (line, needle)
+        assert "0.4" in api_doc("volatile", expected_locale)
+        # Another library's Variable is not torch's.
+        assert await hover_at(client, old_position(7, "Variable"), OLD_URI) is None
