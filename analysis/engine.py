@@ -201,7 +201,7 @@ class Analyzer:
                     if function.node in followed:
                         continue
                     self._check_stop()
-                    key = (function, owner, locale, _globals_digest(function, part, state))
+                    key = (function, owner, locale, _globals_digest(function, part, state, owner))
                     segment = self._alone_cache.get(key)
                     if segment is None:
                         if owner is not None and owner not in instances:
@@ -541,10 +541,24 @@ def _outline(node) -> str:
     return "#".join(parts)
 
 
-def _globals_digest(function, part: ParsedChunk, state: State):
-    """The module-level names a function may read, with what they hold."""
-    names = part.free_names(function.node)
-    return tuple((name, state.digest(state.names[name])) for name in names if name in state.names)
+def _globals_digest(function, part: ParsedChunk, state: State, owner=None):
+    """The module-level names a function may read, with what they hold: those it
+    names, and those the module's functions and classes it reaches name, and so on
+    (a helper's helper that changed changes what the function's run finds)."""
+    seen: set = set()
+    todo = [(function.node, part)] + ([(owner.node, owner.source)] if isinstance(owner, ClassValue) else [])
+    while todo:
+        node, source = todo.pop()
+        if not isinstance(source, ParsedChunk):
+            continue
+        for name in source.free_names(node):
+            if name in seen or name not in state.names:
+                continue
+            seen.add(name)
+            value = state.names[name]
+            if isinstance(value, (FunctionValue, ClassValue)):
+                todo.append((value.node, value.source))
+    return tuple((name, state.digest(state.names[name])) for name in sorted(seen))
 
 
 def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame: Frame):

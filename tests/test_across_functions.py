@@ -51,3 +51,23 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
     assert ("AG201", 6) in codes(source)
     # a global rebound to another optimizer is not trusted
     assert ("AG201", 6) not in codes(source + "opt = make_optimizer()\n")
+
+
+def test_a_change_in_a_helpers_helper_reaches_a_function_run_on_its_own():
+    """`report()` is never called, so it runs on its own; it calls `show()`, which
+    calls `evaluate()`. Fixing `evaluate` must clear the finding a long-lived
+    Analyzer had, as a fresh one would."""
+    before = """\
+import torch
+def evaluate(x):
+    (x * 2).backward()
+def show(x):
+    return evaluate(x)
+def report():
+    w = torch.ones(3, requires_grad=True)
+    show(w)
+"""
+    after = before.replace("(x * 2).backward()", "(x * 2).sum().backward()")
+    analyzer = Analyzer()
+    assert analyzer.analyze(before) == analyze(before) != []
+    assert analyzer.analyze(after) == analyze(after) == []
