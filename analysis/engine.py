@@ -23,6 +23,7 @@ from analysis.edits import newline_of, source_lines
 from analysis.errors import describe_error
 from analysis.parse_guard import Refusal, TextShape, call_with_room, measure
 from analysis.facts import ClassValue, FunctionValue, ObjectRef
+from analysis.relevance import Relevance
 from analysis.findings import Finding, Fix, TextEdit
 from analysis.rule import Edit, Report, Rule
 from analysis.rules import all_rules
@@ -145,6 +146,12 @@ class Analyzer:
         # reused while what they read is unchanged.
         self._module_cache: _ModuleRun | None = None
         self._alone_cache: dict = {}
+        # Functions no call reached and in which no rule can find anything are not run
+        # on their own (see analysis/relevance.py) unless `run_everything`; a hover
+        # inside one runs it then, for its facts only.
+        self.run_everything = False
+        self._deferred: dict = {}
+        self._deferred_seen: dict = {}
 
     def analyze(self, source: str, settings: Settings | None = None, path: str | None = None,
                 should_stop=None) -> list[Finding]:
@@ -195,6 +202,8 @@ class Analyzer:
         kept = {}
         context = ModuleContext("__main__", path, self._resolver())
         instances: dict = {}
+        relevance = None
+        self._deferred = {}
         for part in parts:
             for node in part.tree.body:
                 for function, owner in _definitions(node, state.names):
@@ -204,6 +213,14 @@ class Analyzer:
                     key = (function, owner, locale, _globals_digest(function, part, state, owner))
                     segment = self._alone_cache.get(key)
                     if segment is None:
+                        if not self.run_everything:
+                            if relevance is None:
+                                relevance = Relevance(parts, self._project_imports(parts, path))
+                            if not relevance.may_matter(function.node, owner.node if owner else None):
+                                # Nothing a rule reads: run only if a hover asks for its facts.
+                                self._deferred[function.node] = (function, owner, part, state, context,
+                                                                 locale, mentions_backward, key)
+                                continue
                         if owner is not None and owner not in instances:
                             instances[owner] = self._instance(owner, part, state, context)
                         segment = self._run_alone(function, instances.get(owner), part, state, context,
@@ -212,6 +229,35 @@ class Analyzer:
                     segments.append(segment)
         self._alone_cache = kept
         return segments
+
+    def _project_imports(self, parts: list, path) -> set:
+        """Names bound by imports of the project's own modules (their code may matter)."""
+        names = set()
+        for part in parts:
+            for node in part.tree.body:
+                if isinstance(node, ast.ImportFrom):
+                    if node.level or (self.workspace is not None and node.module and
+                                      self.workspace.module_path(node.module, 0, path) is not None):
+                        names.update(a.asname or a.name for a in node.names)
+                elif isinstance(node, ast.Import) and self.workspace is not None:
+                    for alias in node.names:
+                        if self.workspace.module_path(alias.name, 0, path) is not None:
+                            names.add(alias.asname or alias.name.split(".")[0])
+        return names
+
+    def _deferred_facts(self, node) -> dict:
+        """The facts of names in a function whose run on its own was skipped (nothing
+        a rule reads), computed when a hover asks; they hold no findings."""
+        pending = self._deferred.pop(node, None)
+        if pending is None:
+            return {}
+        function, owner, part, state, context, locale, mentions_backward, key = pending
+        seen = self._deferred_seen.get(key)
+        if seen is None:
+            instance = self._instance(owner, part, state, context) if owner is not None else None
+            seen = self._run_alone(function, instance, part, state, context, locale, mentions_backward).seen
+            self._deferred_seen = {**{k: v for k, v in list(self._deferred_seen.items())[-15:]}, key: seen}
+        return seen
 
     def _instance(self, cls, part, state: State, context):
         """(state, `self`) for the methods of a class run on their own: an instance
@@ -463,7 +509,12 @@ class Analyzer:
                 if where.lineno != rel:
                     continue
                 start_col = part.column(rel, where.col_offset)
-                if start_col <= column <= start_col + len(name) and where in self.last.seen:
+                if not start_col <= column <= start_col + len(name):
+                    continue
+                if where not in self.last.seen:
+                    self._guarded(lambda: self.last.seen.update(self._deferred_facts(
+                        _enclosing_definition(part.tree, where))))
+                if where in self.last.seen:
                     return name, self.last.seen[where]
         return None
 
@@ -499,6 +550,19 @@ def _in_document(node, at, starts: dict):
         if isinstance(site, CallSite) and id(site.source) in starts:
             return site.node, site.source
     return None, None
+
+
+def _enclosing_definition(tree, target):
+    """The top-level function or method whose body holds `target`, if any."""
+    for node in tree.body:
+        candidates = [node] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else (
+            [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if isinstance(node, ast.ClassDef) else [])
+        for function in candidates:
+            if function.lineno <= target.lineno <= (function.end_lineno or function.lineno) \
+                    and any(n is target for n in ast.walk(function)):
+                return function
+    return None
 
 
 def _definitions(node, names: dict):

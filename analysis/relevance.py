@@ -1,0 +1,248 @@
+"""Which functions can hold a finding when run on their own.
+
+Every function no call reached is run on its own with unknown parameters. In a
+file of model code most of them (`__init__`s, `forward`s, metric helpers) touch
+nothing a rule reads: no backward, no `.grad`, no optimizer, no grad mode, no
+in-place change of what may be a parameter, no conversion that cuts a graph.
+Running them costs most of the analysis of such a file and finds nothing.
+
+A function *may matter* when its own text holds one of the marks below, or when
+it calls a function or class of the module that may matter (followed through
+the module's definitions, by name), or calls something that may be a module
+(`self.encoder(x)`, `model(x)`) while some class's `forward` may matter, or calls
+a name imported from elsewhere in the project. The marks are deliberately broad:
+a function wrongly kept costs time, a function wrongly skipped loses findings.
+The equality of findings with and without this filter is tested over the
+project's own cases.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+
+# Words and shapes in a function's text that a rule may act on.
+_MARKS = re.compile(r"""
+      backward | \.grad\b | \bgrad\s*\( | autograd | requires_grad | Parameter | param
+    | optim | zero_grad | \.step\b | numpy | \bnp\. | gradcheck | gradgradcheck
+    | \beval\b | \btrain\b | \btraining\b | Variable | volatile | \.data\b | retain_
+    | \b(?:tensor|Tensor|[A-Z][a-z]*Tensor|as_tensor|from_numpy)\s*\(
+    | (?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()
+    | \.[A-Za-z]\w*[A-Za-z0-9]_\s*\(          # an in-place method: x.add_(...), nn.init.normal_(...)
+""", re.X)
+
+# A literal index (`t[0]`) next to something that makes a 0-dim tensor.
+_REDUCES = re.compile(r"loss|criterion|\.(?:sum|mean|norm|prod|max|min|std|var|dot|median|"
+                      r"logsumexp|amax|amin|all|any|trace|det)\s*\(")
+
+# A call into the project's other modules: what it does is not read here.
+_ANYTHING = object()
+
+
+class Relevance:
+    """`may_matter(function_node)` for the definitions of one module's chunks."""
+
+    def __init__(self, parts, imported_from_project=frozenset()):
+        # name -> definition nodes (functions by name, methods by name, classes by name)
+        self._functions: dict = {}
+        self._methods: dict = {}
+        self._classes: dict = {}
+        self._text: dict = {}            # id(node) -> its source text
+        self._forwards: list = []
+        self._project_names = frozenset(imported_from_project)
+        # Module-level code that may set what a function later reads (`model.eval()`
+        # at module level, then `def predict(x): return model(x)`): the names it binds.
+        self._module_values: set = set()
+        module_marked = False
+        for part in parts:
+            for node in part.tree.body:
+                self._index(node, part, None)
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                         ast.Import, ast.ImportFrom)):
+                    module_marked = module_marked or bool(_MARKS.search(ast.get_source_segment(part.text, node) or ""))
+                    self._module_values.update(_bound_names(node))
+        if not module_marked:
+            self._module_values = set()
+        self._relevant: set | None = None
+
+    def _index(self, node, part, cls) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            table = self._methods if cls is not None else self._functions
+            table.setdefault(node.name, []).append(node)
+            self._text[id(node)] = ast.get_source_segment(part.text, node) or ""
+            if cls is not None and node.name in ("forward", "__call__"):
+                self._forwards.append(node)
+        elif isinstance(node, ast.ClassDef):
+            self._classes.setdefault(node.name, []).append(node)
+            self._text[id(node)] = "".join(ast.get_source_segment(part.text, b) or "" for b in node.bases)
+            for stmt in node.body:
+                self._index(stmt, part, node)
+
+    def may_matter(self, node, owner=None) -> bool:
+        """Whether running `node` (a function, or a method of the class node `owner`)
+        on its own may find anything. A method runs on an instance its class's
+        `__init__` made: what `__init__` did (a model put in eval mode) counts."""
+        if self._matters(node):
+            return True
+        if owner is not None:
+            return any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__"
+                       and self._matters(stmt) for stmt in owner.body)
+        return False
+
+    def _matters(self, node) -> bool:
+        if self._relevant is None:
+            self._relevant = self._propagate()
+        return id(node) in self._relevant
+
+    def _propagate(self) -> set:
+        """Every definition that may matter: the marked ones, then, until nothing
+        changes, those calling one that may matter (callers found by reversing calls)."""
+        nodes = {id(n): n for table in (self._functions, self._methods, self._classes)
+                 for group in table.values() for n in group}
+        callers: dict = {}
+        relevant = set()
+        for key, node in nodes.items():
+            callees = list(self._callees(node))
+            if any(c is _ANYTHING for c in callees) or self._marked(node):
+                relevant.add(key)
+            for callee in callees:
+                if callee is not _ANYTHING:
+                    callers.setdefault(id(callee), set()).add(key)
+        todo = list(relevant)
+        while todo:
+            for caller in callers.get(todo.pop(), ()):
+                if caller not in relevant:
+                    relevant.add(caller)
+                    todo.append(caller)
+        return relevant
+
+    def _marked(self, node) -> bool:
+        if isinstance(node, ast.ClassDef):
+            return False
+        text = self._text.get(id(node))
+        if text is None:
+            return True
+        if _MARKS.search(text):
+            return True
+        if _REDUCES.search(text) and _has_literal_index(node):
+            return True
+        if self._module_values and any(isinstance(n, ast.Name) and n.id in self._module_values
+                                       for n in ast.walk(node)):
+            return True
+        return _changes_what_it_did_not_make(node)
+
+    def _callees(self, node):
+        if isinstance(node, ast.ClassDef):
+            # Making an instance runs its __init__; calling it runs its forward.
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield stmt
+            return
+        may_be_module = False
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            func = call.func
+            if isinstance(func, ast.Name):
+                name = func.id
+                if name in self._project_names:
+                    yield _ANYTHING          # the project's own code: anything may happen
+                    return
+                found = self._functions.get(name, []) + self._classes.get(name, [])
+                yield from found
+                if not found and name not in _BUILTINS:
+                    may_be_module = True
+            elif isinstance(func, ast.Attribute):
+                root = func.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in self._project_names:
+                    yield _ANYTHING
+                    return
+                found = self._methods.get(func.attr, []) + self._functions.get(func.attr, [])
+                yield from found
+                if not found:
+                    may_be_module = True
+            else:
+                may_be_module = True
+        if may_be_module:
+            yield from self._forwards
+
+
+def _has_literal_index(node) -> bool:
+    return any(isinstance(n, ast.Subscript) and _is_int(n.slice) for n in ast.walk(node))
+
+
+def _is_int(node) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _changes_what_it_did_not_make(function) -> bool:
+    """`target += x` or `target[i] = x` where the target may be a parameter: an
+    attribute (`self.w`), a global, or a local name that aliases one (`w = self.w`,
+    `for w in ...`). Locals computed by the function itself are its own tensors."""
+    made = set()
+    aliases = set()
+    for n in ast.walk(function):
+        if isinstance(n, ast.Assign):
+            for target in n.targets:
+                for name in _names(target):
+                    (aliases if isinstance(n.value, (ast.Attribute, ast.Name, ast.Subscript)) else made).add(name)
+        elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            aliases.update(_names(n.target))
+        elif isinstance(n, (ast.With, ast.AsyncWith)):
+            for item in n.items:
+                if item.optional_vars is not None:
+                    aliases.update(_names(item.optional_vars))
+    for n in ast.walk(function):
+        targets = []
+        if isinstance(n, ast.AugAssign):
+            targets = [n.target]
+        elif isinstance(n, ast.Assign):
+            targets = [t for t in n.targets if isinstance(t, ast.Subscript)]
+        for target in targets:
+            root = _root(target)
+            if root is None or isinstance(root, ast.Attribute):
+                return True
+            if isinstance(target, ast.Subscript) or isinstance(n, ast.AugAssign):
+                name = root.id
+                # (A parameter is unknown in a run on its own: nothing to claim.)
+                if name in aliases or (name not in made and name not in _parameters(function)):
+                    return True
+    return False
+
+
+def _parameters(function) -> set:
+    args = function.args
+    return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs
+            + [a for a in (args.vararg, args.kwarg) if a is not None]}
+
+
+def _bound_names(node) -> set:
+    names = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+    return names
+
+
+def _root(node):
+    """The name or attribute at the root of `a.b[c].d`: None when it is a call."""
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            return node
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _names(target):
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for item in target.elts for name in _names(item)]
+    if isinstance(target, ast.Starred):
+        return _names(target.value)
+    return []
+
+
+_BUILTINS = frozenset(dir(builtins))
