@@ -26,6 +26,7 @@ from analysis.errors import describe_error
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.project import workspace_for
+from autograd_lsp.notebook_files import NotebookError, is_notebook, parse_notebook, with_sources
 from autograd_lsp.sources import SourceError, read_source, write_source
 from autograd_lsp.startup import settle
 
@@ -47,6 +48,10 @@ class Outcome:
     crashed: bool = False
     # Lines from which part of the file was not analysed, and why (see analysis.parse_guard).
     unread: list[tuple[int, str]] = field(default_factory=list)
+    # For a notebook: the code cell (1-based) of each finding and of each fix, in
+    # order; the findings' positions are then inside their cells. Empty otherwise.
+    cells: list[int] = field(default_factory=list)
+    fixed_cells: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -71,7 +76,8 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
     outcomes: dict[int, Outcome] = {}
     todo: list[int] = []
     for number, job in enumerate(jobs):
-        if fix or cache is None:
+        # Notebooks are not cached: an entry holds findings without their cells.
+        if fix or cache is None or is_notebook(job.path):
             todo.append(number)
             continue
         try:
@@ -106,9 +112,10 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
         for number in todo:
             outcome, key = outcomes[number], jobs[number].cache_key
             # Only complete analyses are worth keeping; errors are retried next time. A
-            # file whose findings depend on other modules is analysed afresh each time.
+            # file whose findings depend on other modules is analysed afresh each time,
+            # and so is a notebook (an entry holds findings without their cells).
             if key is not None and outcome.error is None and not outcome.dependencies \
-                    and not outcome.unread:
+                    and not outcome.unread and not outcome.cells:
                 cache.put(key, outcome.findings)
     return [outcomes[number] for number in range(len(jobs))]
 
@@ -182,6 +189,8 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
     outcome = Outcome(path)
     analyzer = Analyzer()
     try:
+        if is_notebook(path):
+            return _check_notebook(path, settings, fix, outcome)
         if fix or text is None:
             source = read_source(path)
             text = source.text
@@ -203,4 +212,34 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
     except Exception as exc:  # one file's analysis failure must not stop the run
         outcome.error = f"internal error while analysing ({describe_error(exc)}); please report it"
         outcome.crashed = True
+    return outcome
+
+
+def _check_notebook(path: Path, settings: Settings, fix: bool, outcome: Outcome) -> Outcome:
+    """Code cells analysed as one program; with `fix`, fixed cells written back
+    into the notebook's JSON, everything else in the file untouched."""
+    from autograd_lsp.notebooks import analyze_cells, fix_cells
+
+    source = read_source(path)
+    try:
+        notebook = parse_notebook(source.text)
+    except NotebookError as exc:
+        outcome.error = str(exc)
+        return outcome
+    if notebook.language != "python":
+        outcome.notes.append(f"skipped: a {notebook.language} notebook, not Python")
+        return outcome
+    if fix:
+        result = fix_cells(list(notebook.sources), settings)
+        if result.changed:
+            write_source(source, with_sources(notebook, result.changed))
+            outcome.fixed = [(placed.finding, fix.title) for placed, fix in result.applied]
+            outcome.fixed_cells = [placed.cell for placed, _ in result.applied]
+        if result.problem:
+            outcome.notes.append(result.problem)
+        placed = result.findings
+    else:
+        placed = analyze_cells(list(notebook.sources), settings)
+    outcome.findings = [item.finding for item in placed]
+    outcome.cells = [item.cell for item in placed]
     return outcome

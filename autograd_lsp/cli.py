@@ -183,35 +183,36 @@ class Report:
         self.crash_count = 0
 
     def outcome(self, outcome: Outcome) -> None:
-        for finding, title in outcome.fixed:
-            self.fixed(outcome.path, finding, title)
+        fixed_cells = outcome.fixed_cells or [None] * len(outcome.fixed)
+        for (finding, title), cell in zip(outcome.fixed, fixed_cells):
+            self.fixed(outcome.path, finding, title, cell)
         for note in outcome.notes:
             self.note(outcome.path, note)
         self.crash_count += outcome.crashed
         if outcome.error is not None:
             self.error(outcome.path, outcome.error)
             return
-        self.findings(outcome.path, outcome.findings)
+        self.findings(outcome.path, outcome.findings, outcome.cells or None)
         for line, reason in outcome.unread:
             self.error_count += 1
             _print(f"{outcome.path}:{line}: error: not checked: {reason}", sys.stderr)
 
-    def findings(self, path: Path, findings: list[Finding]) -> None:
+    def findings(self, path: Path, findings: list[Finding], cells: list[int] | None = None) -> None:
         shown = str(path)
         self.problem_count += len(findings)
         self.files_with_problems += bool(findings)
-        for finding in findings:
+        for finding, cell in zip(findings, cells or [None] * len(findings)):
             if self.format == "json":
-                self.items.append(output.finding_json(shown, finding))
+                self.items.append(output.finding_json(shown, finding, cell))
             else:
-                _print(output.text_line(shown, finding), sys.stdout)
+                _print(output.text_line(shown, finding, cell), sys.stdout)
 
-    def fixed(self, path: Path, finding: Finding, title: str) -> None:
+    def fixed(self, path: Path, finding: Finding, title: str, cell: int | None = None) -> None:
         self.fixed_count += 1
         # With JSON the standard output is the document; progress goes to stderr.
         stream = sys.stderr if self.format == "json" else sys.stdout
-        _print(f"{path}:{finding.line}:{finding.column + 1}: fixed {finding.code} "
-               f"[{finding.name}]: {title}", stream)
+        _print(f"{output.location(str(path), cell)}:{finding.line}:{finding.column + 1}: "
+               f"fixed {finding.code} [{finding.name}]: {title}", stream)
 
     def note(self, path: Path, message: str) -> None:
         _print(f"{path}: {message}", sys.stderr)
