@@ -52,6 +52,10 @@ class Outcome:
     # order; the findings' positions are then inside their cells. Empty otherwise.
     cells: list[int] = field(default_factory=list)
     fixed_cells: list[int] = field(default_factory=list)
+    # With fixes applied: the file's new text, and each changed part as
+    # (label, old text, new text): the file, or each changed cell of a notebook.
+    fixed_text: str | None = None
+    changes: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -71,8 +75,9 @@ def available_cores() -> int:
 
 def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
                 on_done: Callable[[], None] = lambda: None,
-                workers: int | None = None) -> list[Outcome]:
-    """The outcome of every job, in the order of `jobs`."""
+                workers: int | None = None, write: bool = True) -> list[Outcome]:
+    """The outcome of every job, in the order of `jobs`. With `fix` and not
+    `write`, fixed texts are only kept in the outcomes (for `--diff`)."""
     outcomes: dict[int, Outcome] = {}
     todo: list[int] = []
     for number, job in enumerate(jobs):
@@ -101,11 +106,11 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
         # Forked workers share the imported modules; frozen, the collector never
         # touches (and so never copies) them in a worker.
         settle()
-        _check_in_pool(jobs, todo, fix, workers, outcomes, on_done)
+        _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write)
     else:
         for number in todo:
             job = jobs[number]
-            outcomes[number] = check_one(job.path, job.settings, fix, job.text)
+            outcomes[number] = check_one(job.path, job.settings, fix, job.text, write)
             on_done()
 
     if cache is not None and not fix:
@@ -120,11 +125,12 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
     return [outcomes[number] for number in range(len(jobs))]
 
 
-def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done) -> None:
+def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write=True) -> None:
     pending = set(todo)
     try:
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text): n
+            futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text,
+                                   write): n
                        for n in todo}
             try:
                 for future in as_completed(futures):
@@ -143,16 +149,17 @@ def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done) -> None:
     except BrokenProcessPool:
         for number in sorted(pending):
             job = jobs[number]
-            outcomes[number] = check_alone(job.path, job.settings, fix, job.text)
+            outcomes[number] = check_alone(job.path, job.settings, fix, job.text, write)
             on_done()
 
 
-def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = None) -> Outcome:
+def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = None,
+                write: bool = True) -> Outcome:
     """`check_one` in a process of its own: if that process dies, only this file's
     outcome says so."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_check_and_send, args=(sender, path, settings, fix, text))
+    process = context.Process(target=_check_and_send, args=(sender, path, settings, fix, text, write))
     process.start()
     sender.close()
     try:
@@ -169,8 +176,8 @@ def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = No
     return outcome
 
 
-def _check_and_send(sender, path, settings, fix, text) -> None:
-    sender.send(check_one(path, settings, fix, text))
+def _check_and_send(sender, path, settings, fix, text, write) -> None:
+    sender.send(check_one(path, settings, fix, text, write))
     sender.close()
 
 
@@ -183,22 +190,29 @@ def _size(job: Job) -> int:
         return 0
 
 
-def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None) -> Outcome:
+def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None,
+              write: bool = True) -> Outcome:
     """Analyse (and with `fix`, fix) one file. Never raises: in a worker process
-    an exception would lose the file's outcome, so every failure becomes an error."""
+    an exception would lose the file's outcome, so every failure becomes an error.
+    `text`: the file's text, already read (or piped in); `write`: with `fix`,
+    write the fixed text to the file (otherwise it is only kept in the outcome)."""
     outcome = Outcome(path)
     analyzer = Analyzer()
     try:
-        if is_notebook(path):
-            return _check_notebook(path, settings, fix, outcome)
-        if fix or text is None:
+        source = None
+        if text is None or (fix and write):
             source = read_source(path)
             text = source.text
+        if is_notebook(path):
+            return _check_notebook(path, text, source, settings, fix, write, outcome)
         if fix:
             result = fix_text(text, settings, filename=str(path), analyzer=analyzer)
             if result.applied:
-                write_source(source, result.text)
+                if write:
+                    write_source(source, result.text)
                 outcome.fixed = [(applied.finding, applied.fix.title) for applied in result.applied]
+                outcome.fixed_text = result.text
+                outcome.changes = [(str(path), text, result.text)]
             if result.problem:
                 outcome.notes.append(result.problem)
             outcome.findings = list(result.findings)
@@ -215,14 +229,14 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
     return outcome
 
 
-def _check_notebook(path: Path, settings: Settings, fix: bool, outcome: Outcome) -> Outcome:
+def _check_notebook(path: Path, text: str, source, settings: Settings, fix: bool, write: bool,
+                    outcome: Outcome) -> Outcome:
     """Code cells analysed as one program; with `fix`, fixed cells written back
     into the notebook's JSON, everything else in the file untouched."""
     from autograd_lsp.notebooks import analyze_cells, fix_cells
 
-    source = read_source(path)
     try:
-        notebook = parse_notebook(source.text)
+        notebook = parse_notebook(text)
     except NotebookError as exc:
         outcome.error = str(exc)
         return outcome
@@ -232,9 +246,13 @@ def _check_notebook(path: Path, settings: Settings, fix: bool, outcome: Outcome)
     if fix:
         result = fix_cells(list(notebook.sources), settings)
         if result.changed:
-            write_source(source, with_sources(notebook, result.changed))
+            outcome.fixed_text = with_sources(notebook, result.changed)
+            if write:
+                write_source(source, outcome.fixed_text)
             outcome.fixed = [(placed.finding, fix.title) for placed, fix in result.applied]
             outcome.fixed_cells = [placed.cell for placed, _ in result.applied]
+            outcome.changes = [(f"{path}:cell {number + 1}", notebook.sources[number], new)
+                               for number, new in sorted(result.changed.items())]
         if result.problem:
             outcome.notes.append(result.problem)
         placed = result.findings

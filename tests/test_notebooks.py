@@ -11,7 +11,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from analysis import analyze
-from autograd_lsp.cli import main
+from tests.test_cli import project, run  # noqa: F401 (a fixture, and the in-process runner)
 from autograd_lsp.notebook_files import parse_notebook, with_sources
 from autograd_lsp.notebooks import NotebookProgram, analyze_cells, read_cell
 
@@ -43,19 +43,6 @@ def save(nb, path: Path) -> Path:
 
 def codes(placed) -> list[tuple[int, int, str]]:
     return [(p.cell, p.finding.line, p.finding.code) for p in placed]
-
-
-@pytest.fixture
-def project(tmp_path, monkeypatch):
-    (tmp_path / "pyproject.toml").write_text("[project]\nname = \"demo\"\n")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # -- IPython syntax ---------------------------------------------------------------------------
@@ -270,6 +257,6 @@ def test_with_sources_formats_a_list_source_as_nbformat_does():
 
 def test_the_bundled_example_notebook(capsys):
     nbformat.validate(nbformat.read(str(EXAMPLE), as_version=4))
-    code, out, _ = run(capsys, "check", "--no-cache", EXAMPLE)
+    code, out, _ = run(capsys, "check", "--no-cache", str(EXAMPLE))
     assert code == 1
     assert [line.split(" [")[0] for line in out.splitlines()] == [f"{EXAMPLE}:cell 4:1:1: AG101"]
