@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from analysis import SYNTAX_CODE, SYNTAX_NAME, Analyzer, Finding, Fix, Settings, TextEdit
 
@@ -83,7 +84,10 @@ class CellCode:
         return column - taken
 
 
+@lru_cache(maxsize=2048)
 def read_cell(source: str) -> CellCode:
+    """The cell as Python (cached: while a notebook is edited, the other cells'
+    texts come back unchanged at every analysis)."""
     lines = _LINE_BREAK.split(source)
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()   # a final line break ends the last line; it opens no new one
@@ -358,14 +362,20 @@ class NotebookProgram:
 
 
 def analyze_cells(sources: list[str], settings: Settings | None = None,
-                  analyzer: Analyzer | None = None,
-                  program: NotebookProgram | None = None) -> list[CellFinding]:
+                  analyzer: Analyzer | None = None) -> list[CellFinding]:
     """Findings of the code cells `sources` (in order), placed in their cells,
     sorted by cell and position."""
     settings = settings or Settings()
-    program = program or NotebookProgram(sources)
+    program = NotebookProgram(sources)
     analyzer = analyzer or Analyzer()
-    placed = [p for p in map(program.place, analyzer.analyze(program.text, settings)) if p is not None]
+    return place_findings(program, analyzer.analyze(program.text, settings), settings)
+
+
+def place_findings(program: NotebookProgram, findings: list[Finding],
+                   settings: Settings) -> list[CellFinding]:
+    """The core's findings on `program.text`, and the cells' own syntax errors,
+    placed in their cells and sorted by cell and position."""
+    placed = [p for p in map(program.place, findings) if p is not None]
     if settings.enables(SYNTAX_CODE, SYNTAX_NAME):
         severity = settings.severity_for(SYNTAX_CODE, SYNTAX_NAME, "error")
         for number, cell in enumerate(program.cells):

@@ -42,7 +42,12 @@ async def hover(ls, params: types.HoverParams):
             return None
         start, end = word.span()
         markdown = None
-        if state is not None and not analysis.settings.excluded:
+        if analysis.notebook is not None and not analysis.settings.excluded:
+            from autograd_lsp.server.notebook_sync import facts_at
+            facts = await facts_at(ls, analysis, line, column)
+            if facts is not None:
+                markdown = facts_markdown(facts[0], facts[1], locale)
+        elif state is not None and not analysis.settings.excluded:
             async with state.lock:
                 # The analyzer remembers its last run only: it must be this one.
                 analyzer = state.analyzer
