@@ -13,18 +13,33 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from autograd_lsp import __version__
+from autograd_lsp.cache import CACHE_FOLDER
+from autograd_lsp.server.texts import LOCALES
 from autograd_lsp.startup import quiet_gc, quiet_parser_warnings
 
-with quiet_gc():
-    # Analyzer is re-exported: callers and tests reach the analysis through `cli.Analyzer`.
-    from analysis import Analyzer, Finding, rule_by_key  # noqa: F401
-    from autograd_lsp import __version__, ci_formats, output
-    from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, project_root
-    from autograd_lsp.checking import Job, Outcome, check_files, check_one
-    from autograd_lsp.config import LOCALES, ConfigError, ProjectConfig, check_values, load_config
-    from autograd_lsp.progress import Progress
-    from autograd_lsp.sources import discover
+# The analyser (and libcst under it) is imported by the commands that use it, in
+# `_import_checker`: `--version` and `--help` answer without loading it.
+if TYPE_CHECKING:
+    from analysis import Finding
+    from autograd_lsp.checking import Outcome
+    from autograd_lsp.config import ProjectConfig
+
+
+def _import_checker() -> None:
+    with quiet_gc():
+        import autograd_lsp.checking  # noqa: F401 (the analyser, the rules, libcst)
+
+
+def __getattr__(name: str):
+    # `cli.Analyzer`: callers and tests reach the analysis through it.
+    if name == "Analyzer":
+        _import_checker()
+        from analysis import Analyzer
+        return Analyzer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 OK, PROBLEMS, ERROR, CRASH = 0, 1, 2, 3
 FORMATS = ("text", "json", "sarif", "github")
@@ -135,6 +150,8 @@ class ConfigCache:
         self._by_folder: dict[Path, ProjectConfig] = {}
 
     def for_path(self, path: Path) -> ProjectConfig:
+        from autograd_lsp.config import load_config
+
         # The configuration above a path governs it, also for a folder that has its
         # own pyproject.toml: whether to enter that folder is the parent's decision.
         folder = path.absolute().parent
@@ -146,6 +163,12 @@ class ConfigCache:
 
 
 def run_check(args) -> int:
+    _import_checker()
+    from autograd_lsp.checking import Job, check_files
+    from autograd_lsp.config import ConfigError, check_values
+    from autograd_lsp.progress import Progress
+    from autograd_lsp.sources import discover
+
     select, ignore = _rule_keys(args.select), _rule_keys(args.ignore)
     _, problems = check_values({"select": select, "ignore": ignore})
     if problems:
@@ -199,6 +222,9 @@ def _check_stdin(args, configs: "ConfigCache", report: "Report", select, ignore)
     """`check -`: one text from standard input, named by --stdin-filename. With
     --fix the fixed text goes to standard output (as formatters do) and the
     findings to standard error."""
+    from autograd_lsp.checking import check_one
+    from autograd_lsp.config import ConfigError
+
     path = Path(args.stdin_filename or STDIN)
     try:
         settings = configs.for_path(path if args.stdin_filename else Path.cwd() / "stdin.py") \
@@ -213,7 +239,8 @@ def _check_stdin(args, configs: "ConfigCache", report: "Report", select, ignore)
         print(outcome.fixed_text if outcome.fixed_text is not None else text, end="")
     report.outcome(outcome)
     return report.finish()
-def _open_cache(folder: str | None) -> ResultsCache:
+def _open_cache(folder: str | None):
+    from autograd_lsp.cache import ResultsCache, project_root
     return ResultsCache(Path(folder) if folder else project_root(Path.cwd()) / CACHE_FOLDER)
 
 
@@ -268,6 +295,7 @@ class Report:
             _print(f"{outcome.path}:{line}: error: not checked: {reason}", sys.stderr)
 
     def findings(self, path: Path, findings: list[Finding], cells: list[int] | None = None) -> None:
+        from autograd_lsp import ci_formats, output
         shown = str(path)
         self.problem_count += len(findings)
         self.files_with_problems += bool(findings)
@@ -280,12 +308,14 @@ class Report:
                 _print(output.text_line(shown, finding, cell), self.stream)
 
     def changes(self, outcome: Outcome) -> None:
+        from autograd_lsp import ci_formats
         self.fixed_count += len(outcome.fixed)
         self.changed_files += bool(outcome.changes)
         for label, old, new in outcome.changes:
             print(ci_formats.unified_diff(label, old, new), end="", file=self.stream)
 
     def fixed(self, path: Path, finding: Finding, title: str, cell: int | None = None) -> None:
+        from autograd_lsp import output
         self.fixed_count += 1
         # With JSON the standard output is the document; progress goes to stderr.
         stream = self.stream if self._streams() else sys.stderr
@@ -300,6 +330,7 @@ class Report:
         _print(f"{path}: error: {message}", sys.stderr)
 
     def finish(self) -> int:
+        from autograd_lsp import ci_formats, output
         if self.statistics:
             if self.items:
                 print(ci_formats.statistics(self.items), file=self.stream)
@@ -340,6 +371,8 @@ class Report:
 # -- rules, explain, serve ----------------------------------------------------------------
 
 def run_rules(args) -> int:
+    _import_checker()
+    from autograd_lsp import output
     locale = _locale_for_catalogue(args)
     if locale is None:
         return ERROR
@@ -349,6 +382,9 @@ def run_rules(args) -> int:
 
 
 def run_explain(args) -> int:
+    _import_checker()
+    from analysis import rule_by_key
+    from autograd_lsp import output
     locale = _locale_for_catalogue(args)
     if locale is None:
         return ERROR
@@ -361,6 +397,7 @@ def run_explain(args) -> int:
 
 
 def _locale_for_catalogue(args) -> str | None:
+    from autograd_lsp.config import ConfigError, load_config
     if args.locale:
         return args.locale
     try:
@@ -388,4 +425,5 @@ def _error(message: str) -> None:
 
 
 def _print(text: str, stream) -> None:
-    print(output.terminal_safe(text), file=stream)
+    from autograd_lsp.output import terminal_safe
+    print(terminal_safe(text), file=stream)
