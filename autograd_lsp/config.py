@@ -46,6 +46,8 @@ class ProjectConfig:
     exclude: tuple[str, ...] = ()
     # The folder of the pyproject.toml the configuration came from.
     root: Path | None = None
+    # Whether `locale` was written in the file (else settings.locale is the default).
+    locale_given: bool = False
 
     def is_excluded(self, path: Path | str) -> bool:
         """Whether `path` matches one of the `exclude` globs.
@@ -125,7 +127,8 @@ def _from_table(table: dict, pyproject: Path, root: Path) -> ProjectConfig:
     settings = Settings.build(select=values.get("select", ()), ignore=values.get("ignore", ()),
                               severities=values.get("severity", {}),
                               locale=values.get("locale") or "en")
-    return ProjectConfig(settings=settings, exclude=values.get("exclude", ()), root=root)
+    return ProjectConfig(settings=settings, exclude=values.get("exclude", ()), root=root,
+                         locale_given="locale" in values)
 
 
 def check_values(table: dict) -> tuple[dict, list[str]]:

@@ -40,6 +40,8 @@ async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None
     state = ls.documents.find(uri)
     if state is None:
         return None
+    if not ls.capabilities.watched_files_registration:
+        ls.settings.notice_changed_projects()
     state.waiting += 1
     state.max_waiting = max(state.max_waiting, state.waiting)
     async with state.lock:

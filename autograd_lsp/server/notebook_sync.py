@@ -85,6 +85,8 @@ async def analyse_notebook(ls, notebook_uri: str, with_facts: bool = False) -> N
     if notebook is None:
         return None
     state = ls.documents.get(notebook_uri)
+    if not ls.capabilities.watched_files_registration:
+        ls.settings.notice_changed_projects()
     async with state.lock:
         generation = ls.settings.generation
         cached = ls.notebooks.analyses.get(notebook_uri)
