@@ -18,8 +18,14 @@ NONSCALAR = ("import torch\n"
 CLEAN = "import torch\nx = torch.randn(3, requires_grad=True)\n(x * 2).sum().backward()\n"
 
 
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory) -> Path:
+    # Shared, so that pre-commit builds the hooks' environment once.
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
 @pytest.fixture
-def scratch(tmp_path) -> tuple[Path, dict]:
+def scratch(tmp_path, pre_commit_home) -> tuple[Path, dict]:
     repo = tmp_path / "scratch"
     repo.mkdir()
     (repo / "bad.py").write_text(NONSCALAR)
@@ -27,7 +33,7 @@ def scratch(tmp_path) -> tuple[Path, dict]:
     (repo / "notes.txt").write_text("y.backward()\n")
     shutil.copy(REPO / "examples" / "gradients.ipynb", repo / "nb.ipynb")
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    env.update(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), GIT_AUTHOR_NAME="t",
+    env.update(PRE_COMMIT_HOME=str(pre_commit_home), GIT_AUTHOR_NAME="t",
                GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
                GIT_COMMITTER_EMAIL="t@example.invalid")
     for command in (["git", "init", "-q"], ["git", "add", "."]):
