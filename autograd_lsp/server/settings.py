@@ -11,9 +11,9 @@ setting, the client's UI language from `initialize`, the project's `locale`,
 the server process's environment (LC_ALL, LC_MESSAGES, LANG: Neovim and eglot
 send no UI language, and inherit the user's), English.
 
-Clients that cannot watch files for the server (Neovim on Linux, eglot in
-Emacs 28) never say that a pyproject.toml changed; for them each analysis first
-compares the modification times of the configurations read so far.
+Clients that watch no files for the server (Neovim 0.7, Neovim on Linux) never
+say that a pyproject.toml changed; for them each analysis first compares the
+modification times of the configurations read so far.
 """
 from __future__ import annotations
 
