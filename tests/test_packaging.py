@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -63,9 +64,21 @@ def test_the_editable_install_works_from_a_folder_with_its_own_analysis(tmp_path
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
+def source_tree(tmp_path_factory) -> Path:
+    """A copy of the working tree to build from: setuptools builds in the source
+    folder, and a `build/` left in the repository would let removed modules live
+    on in later wheels."""
+    copy = tmp_path_factory.mktemp("source") / "autograd-lsp"
+    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".ci-venv", "build", "dist", "node_modules", "__pycache__", "*.egg-info",
+        ".autograd_lsp_cache", ".pytest_cache", ".hypothesis"))
+    return copy
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory, source_tree) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(REPO)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source_tree)],
                    check=True, capture_output=True, cwd=out)
     [built] = out.glob("autograd_lsp-*.whl")
     return built
@@ -120,8 +133,8 @@ def test_a_fresh_install_runs_from_the_repository_root(fresh_venv):
     assert "examples/train_example.py:29:5: AG101" in result.stdout
 
 
-def test_the_sdist_holds_what_its_tests_need(tmp_path):
-    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(REPO)],
+def test_the_sdist_holds_what_its_tests_need(tmp_path, source_tree):
+    subprocess.run([sys.executable, "-m", "build", "--sdist", "-o", str(tmp_path), str(source_tree)],
                    check=True, capture_output=True)
     [sdist] = tmp_path.glob("autograd_lsp-*.tar.gz")
     names = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
