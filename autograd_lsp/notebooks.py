@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from analysis import SYNTAX_CODE, SYNTAX_NAME, Analyzer, Finding, Fix, Settings, TextEdit
@@ -397,10 +397,13 @@ MAX_FIX_ROUNDS = 5
 class CellFixResult:
     sources: list[str]
     # Fixed cells (0-based index among code cells) -> their new source.
-    changed: dict
-    applied: list = None          # (CellFinding, Fix) pairs, in the order applied
+    changed: dict = field(default_factory=dict)
+    # (CellFinding, Fix) pairs, in the order applied.
+    applied: list = field(default_factory=list)
+    # Why a fix was left out (the other cells' fixes are applied).
     problem: str | None = None
-    findings: list = None         # what remains, as CellFindings
+    # What remains, as CellFindings.
+    findings: list = field(default_factory=list)
 
 
 def fix_cells(sources: list[str], settings: Settings) -> CellFixResult:
@@ -412,8 +415,8 @@ def fix_cells(sources: list[str], settings: Settings) -> CellFixResult:
 
     analyzer = Analyzer()
     current = list(sources)
-    result = CellFixResult(current, {}, [])
-    broken = {number for number, source in enumerate(sources) if read_cell(source).error}
+    result = CellFixResult(current)
+    broken = {number for number, source in enumerate(sources) if not _compiles(read_cell(source))}
     for _ in range(MAX_FIX_ROUNDS):
         placed = analyze_cells(current, settings, analyzer)
         by_cell: dict[int, list[CellFinding]] = {}
@@ -427,9 +430,15 @@ def fix_cells(sources: list[str], settings: Settings) -> CellFixResult:
             chosen = choose_fixes([item.finding for item in items])
             if not chosen:
                 continue
-            text = apply_edits(current[number], [e for c in chosen for e in c.fix.edits])
-            if read_cell(text).error is not None:
-                names = ", ".join(sorted({c.finding.code for c in chosen}))
+            names = ", ".join(sorted({c.finding.code for c in chosen}))
+            try:
+                text = apply_edits(current[number], [e for c in chosen for e in c.fix.edits])
+            except ValueError as exc:
+                result.problem = f"fix for {names} in cell {number + 1} skipped: invalid edits ({exc})"
+                continue
+            if text == current[number]:
+                continue
+            if not _compiles(read_cell(text)):
                 result.problem = (f"fix for {names} in cell {number + 1} skipped: it would produce "
                                   "code that does not compile")
                 continue
@@ -443,3 +452,15 @@ def fix_cells(sources: list[str], settings: Settings) -> CellFixResult:
     result.changed = {n: s for n, (s, old) in enumerate(zip(current, sources)) if s != old}
     result.findings = analyze_cells(current, settings, analyzer)
     return result
+
+
+def _compiles(cell: CellCode) -> bool:
+    """Whether the cell, as IPython would run it, compiles (compile() translates
+    the text to bytecode; nothing of it runs)."""
+    if cell.error is not None:
+        return False
+    try:
+        compile(cell.python, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
