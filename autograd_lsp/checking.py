@@ -243,8 +243,10 @@ def _check_notebook(path: Path, text: str, source, settings: Settings, fix: bool
     if notebook.language != "python":
         outcome.notes.append(f"skipped: a {notebook.language} notebook, not Python")
         return outcome
+    # The project's modules, for the cells' imports of them.
+    analyzer = Analyzer(workspace=workspace_for(path))
     if fix:
-        result = fix_cells(list(notebook.sources), settings)
+        result = fix_cells(list(notebook.sources), settings, analyzer, str(path))
         if result.changed:
             outcome.fixed_text = with_sources(notebook, result.changed)
             if write:
@@ -257,7 +259,7 @@ def _check_notebook(path: Path, text: str, source, settings: Settings, fix: bool
             outcome.notes.append(result.problem)
         placed = result.findings
     else:
-        placed = analyze_cells(list(notebook.sources), settings)
+        placed = analyze_cells(list(notebook.sources), settings, analyzer, str(path))
     outcome.findings = [item.finding for item in placed]
     outcome.cells = [item.cell for item in placed]
     return outcome

@@ -362,13 +362,14 @@ class NotebookProgram:
 
 
 def analyze_cells(sources: list[str], settings: Settings | None = None,
-                  analyzer: Analyzer | None = None) -> list[CellFinding]:
+                  analyzer: Analyzer | None = None, path: str | None = None) -> list[CellFinding]:
     """Findings of the code cells `sources` (in order), placed in their cells,
-    sorted by cell and position."""
+    sorted by cell and position. `path`: the notebook's, for the core to follow
+    imports of the project's modules (with an analyzer given a workspace)."""
     settings = settings or Settings()
     program = NotebookProgram(sources)
     analyzer = analyzer or Analyzer()
-    return place_findings(program, analyzer.analyze(program.text, settings), settings)
+    return place_findings(program, analyzer.analyze(program.text, settings, path=path), settings)
 
 
 def place_findings(program: NotebookProgram, findings: list[Finding],
@@ -406,19 +407,20 @@ class CellFixResult:
     findings: list = field(default_factory=list)
 
 
-def fix_cells(sources: list[str], settings: Settings) -> CellFixResult:
+def fix_cells(sources: list[str], settings: Settings, analyzer: Analyzer | None = None,
+              path: str | None = None) -> CellFixResult:
     """Apply the safe fixes cell by cell, round after round as `fixing.fix_text`
     does for a file: each round's fixes do not overlap within a cell, and a round
     that would leave a cell unparsable is dropped."""
     from analysis.edits import apply_edits
     from autograd_lsp.fixing import choose_fixes
 
-    analyzer = Analyzer()
+    analyzer = analyzer or Analyzer()
     current = list(sources)
     result = CellFixResult(current)
     broken = {number for number, source in enumerate(sources) if not _compiles(read_cell(source))}
     for _ in range(MAX_FIX_ROUNDS):
-        placed = analyze_cells(current, settings, analyzer)
+        placed = analyze_cells(current, settings, analyzer, path)
         by_cell: dict[int, list[CellFinding]] = {}
         for item in placed:
             by_cell.setdefault(item.cell - 1, []).append(item)
@@ -450,7 +452,7 @@ def fix_cells(sources: list[str], settings: Settings) -> CellFixResult:
         result.applied.extend(applied)
     result.sources = current
     result.changed = {n: s for n, (s, old) in enumerate(zip(current, sources)) if s != old}
-    result.findings = analyze_cells(current, settings, analyzer)
+    result.findings = analyze_cells(current, settings, analyzer, path)
     return result
 
 

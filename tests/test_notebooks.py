@@ -164,8 +164,6 @@ def test_an_eval_loop_in_its_own_cell_is_judged_on_its_own():
     assert codes(analyze_cells([IMPORTS, "model = nn.Linear(4, 1)\n", with_no_grad])) == []
 
 
-@pytest.mark.xfail(strict=True, reason="eval-without-no-grad looks for a backward anywhere in the "
-                                       "module: the training cell's backward hides the eval cell")
 def test_train_and_eval_loops_in_different_cells_are_judged_separately():
     """A training loop in one cell and an evaluation loop without no_grad in the
     next: the evaluation cell is flagged as it would be alone, and the training
@@ -260,3 +258,11 @@ def test_the_bundled_example_notebook(capsys):
     code, out, _ = run(capsys, "check", "--no-cache", str(EXAMPLE))
     assert code == 1
     assert [line.split(" [")[0] for line in out.splitlines()] == [f"{EXAMPLE}:cell 4:1:1: AG101"]
+
+
+def test_a_notebook_follows_the_projects_own_modules(project, capsys):
+    (project / "data.py").write_text("import torch\n\ndef batch():\n    return torch.randn(4, 3, requires_grad=True)\n")
+    save(notebook("from data import batch\n", "x = batch()\nloss = x * 2\n", "loss.backward()\n"),
+         project / "nb.ipynb")
+    code, out, _ = run(capsys, "check", "--no-cache", "nb.ipynb")
+    assert (code, out.split(" [")[0]) == (1, "nb.ipynb:cell 3:1:1: AG101")

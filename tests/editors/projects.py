@@ -32,6 +32,7 @@ class Project:
     fixed_line: str          # the AG101 line after its first fix
     ag101_message: str
     ag101_fix_title: str
+    codes: list[str]         # what the editor must show, sorted (the project ignores AG302)
 
 
 def make_project(tmp_path: Path, locale: str = "en") -> Project:
@@ -47,8 +48,10 @@ def make_project(tmp_path: Path, locale: str = "en") -> Project:
     line = text.splitlines()[ag101.line - 1]
     receiver = line[ag101.column:].split(".")[0]
     fixed = apply_edits(text, ag101.fixes[0].edits).splitlines()[ag101.line - 1]
+    codes = sorted(f.code for f in findings)
+    assert "AG302" not in codes and "AG201" in codes, codes
     return Project(folder, file, text, ag101.line - 1, ag101.column, receiver, fixed,
-                   ag101.message, ag101.fixes[0].title)
+                   ag101.message, ag101.fixes[0].title, codes)
 
 
 def editor_env(tmp_path: Path, **extra) -> dict:
