@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from autograd_lsp import __version__
 from autograd_lsp.cache import CACHE_FOLDER
-from autograd_lsp.server.texts import LOCALES
+from autograd_lsp.locales import LOCALES
 from autograd_lsp.startup import quiet_gc, quiet_parser_warnings
 
 # The analyser (and libcst under it) is imported by the commands that use it, in

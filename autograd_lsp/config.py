@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from analysis import SEVERITIES, Settings, all_rules
+# Re-exported: the command line reads the locales before it loads the analyser.
+from autograd_lsp.locales import LOCALES, normalize_locale  # noqa: F401
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,7 +33,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 SECTION = "autograd-lsp"
-LOCALES = ("en", "zh")
 KNOWN_KEYS = ("select", "ignore", "exclude", "severity", "locale")
 _CODE_PREFIX = re.compile(r"AG[0-9]*")
 
@@ -177,15 +178,6 @@ def check_values(table: dict) -> tuple[dict, list[str]]:
     return values, problems
 
 
-def normalize_locale(tag) -> str | None:
-    """"zh", "zh-CN", "zh_Hans", "ZH-hans-CN" -> "zh"; "en-US" -> "en"; others -> None.
-
-    Every Chinese tag maps to the Simplified catalogue, the only Chinese one there is.
-    """
-    if not tag or not isinstance(tag, str):
-        return None
-    primary = tag.strip().replace("_", "-").split("-")[0].lower()
-    return primary if primary in LOCALES else None
 
 
 def _relative_to_root(path: Path, root: Path | None) -> str | None:
