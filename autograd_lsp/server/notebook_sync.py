@@ -100,7 +100,8 @@ async def analyse_notebook(ls, notebook_uri: str, with_facts: bool = False) -> N
         _report_settings_problems(ls)
         placed: tuple = ()
         if doc_settings.enabled and not doc_settings.excluded:
-            findings = await _run_analyzer(ls, state, program.text, doc_settings.settings)
+            findings = await _run_analyzer(ls, state, program.text, doc_settings.settings,
+                                           path_of(notebook_uri))
             if findings is None:
                 return None   # stopped (too slow or cancelled): never passed off as no problems
             placed = tuple(place_findings(program, list(findings), doc_settings.settings))
