@@ -26,6 +26,7 @@ from analysis.errors import describe_error
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.project import workspace_for
+from autograd_lsp.notebook_files import NotebookError, is_notebook, parse_notebook, with_sources
 from autograd_lsp.sources import SourceError, read_source, write_source
 from autograd_lsp.startup import settle
 
@@ -47,6 +48,14 @@ class Outcome:
     crashed: bool = False
     # Lines from which part of the file was not analysed, and why (see analysis.parse_guard).
     unread: list[tuple[int, str]] = field(default_factory=list)
+    # For a notebook: the code cell (1-based) of each finding and of each fix, in
+    # order; the findings' positions are then inside their cells. Empty otherwise.
+    cells: list[int] = field(default_factory=list)
+    fixed_cells: list[int] = field(default_factory=list)
+    # With fixes applied: the file's new text, and each changed part as
+    # (label, old text, new text): the file, or each changed cell of a notebook.
+    fixed_text: str | None = None
+    changes: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -66,12 +75,14 @@ def available_cores() -> int:
 
 def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
                 on_done: Callable[[], None] = lambda: None,
-                workers: int | None = None) -> list[Outcome]:
-    """The outcome of every job, in the order of `jobs`."""
+                workers: int | None = None, write: bool = True) -> list[Outcome]:
+    """The outcome of every job, in the order of `jobs`. With `fix` and not
+    `write`, fixed texts are only kept in the outcomes (for `--diff`)."""
     outcomes: dict[int, Outcome] = {}
     todo: list[int] = []
     for number, job in enumerate(jobs):
-        if fix or cache is None:
+        # Notebooks are not cached: an entry holds findings without their cells.
+        if fix or cache is None or is_notebook(job.path):
             todo.append(number)
             continue
         try:
@@ -95,29 +106,31 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
         # Forked workers share the imported modules; frozen, the collector never
         # touches (and so never copies) them in a worker.
         settle()
-        _check_in_pool(jobs, todo, fix, workers, outcomes, on_done)
+        _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write)
     else:
         for number in todo:
             job = jobs[number]
-            outcomes[number] = check_one(job.path, job.settings, fix, job.text)
+            outcomes[number] = check_one(job.path, job.settings, fix, job.text, write)
             on_done()
 
     if cache is not None and not fix:
         for number in todo:
             outcome, key = outcomes[number], jobs[number].cache_key
             # Only complete analyses are worth keeping; errors are retried next time. A
-            # file whose findings depend on other modules is analysed afresh each time.
+            # file whose findings depend on other modules is analysed afresh each time,
+            # and so is a notebook (an entry holds findings without their cells).
             if key is not None and outcome.error is None and not outcome.dependencies \
-                    and not outcome.unread:
+                    and not outcome.unread and not outcome.cells:
                 cache.put(key, outcome.findings)
     return [outcomes[number] for number in range(len(jobs))]
 
 
-def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done) -> None:
+def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write=True) -> None:
     pending = set(todo)
     try:
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text): n
+            futures = {pool.submit(check_one, jobs[n].path, jobs[n].settings, fix, jobs[n].text,
+                                   write): n
                        for n in todo}
             try:
                 for future in as_completed(futures):
@@ -136,16 +149,17 @@ def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done) -> None:
     except BrokenProcessPool:
         for number in sorted(pending):
             job = jobs[number]
-            outcomes[number] = check_alone(job.path, job.settings, fix, job.text)
+            outcomes[number] = check_alone(job.path, job.settings, fix, job.text, write)
             on_done()
 
 
-def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = None) -> Outcome:
+def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = None,
+                write: bool = True) -> Outcome:
     """`check_one` in a process of its own: if that process dies, only this file's
     outcome says so."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_check_and_send, args=(sender, path, settings, fix, text))
+    process = context.Process(target=_check_and_send, args=(sender, path, settings, fix, text, write))
     process.start()
     sender.close()
     try:
@@ -162,8 +176,8 @@ def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = No
     return outcome
 
 
-def _check_and_send(sender, path, settings, fix, text) -> None:
-    sender.send(check_one(path, settings, fix, text))
+def _check_and_send(sender, path, settings, fix, text, write) -> None:
+    sender.send(check_one(path, settings, fix, text, write))
     sender.close()
 
 
@@ -176,20 +190,29 @@ def _size(job: Job) -> int:
         return 0
 
 
-def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None) -> Outcome:
+def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None,
+              write: bool = True) -> Outcome:
     """Analyse (and with `fix`, fix) one file. Never raises: in a worker process
-    an exception would lose the file's outcome, so every failure becomes an error."""
+    an exception would lose the file's outcome, so every failure becomes an error.
+    `text`: the file's text, already read (or piped in); `write`: with `fix`,
+    write the fixed text to the file (otherwise it is only kept in the outcome)."""
     outcome = Outcome(path)
     analyzer = Analyzer()
     try:
-        if fix or text is None:
+        source = None
+        if text is None or (fix and write):
             source = read_source(path)
             text = source.text
+        if is_notebook(path):
+            return _check_notebook(path, text, source, settings, fix, write, outcome)
         if fix:
             result = fix_text(text, settings, filename=str(path), analyzer=analyzer)
             if result.applied:
-                write_source(source, result.text)
+                if write:
+                    write_source(source, result.text)
                 outcome.fixed = [(applied.finding, applied.fix.title) for applied in result.applied]
+                outcome.fixed_text = result.text
+                outcome.changes = [(str(path), text, result.text)]
             if result.problem:
                 outcome.notes.append(result.problem)
             outcome.findings = list(result.findings)
@@ -203,4 +226,40 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
     except Exception as exc:  # one file's analysis failure must not stop the run
         outcome.error = f"internal error while analysing ({describe_error(exc)}); please report it"
         outcome.crashed = True
+    return outcome
+
+
+def _check_notebook(path: Path, text: str, source, settings: Settings, fix: bool, write: bool,
+                    outcome: Outcome) -> Outcome:
+    """Code cells analysed as one program; with `fix`, fixed cells written back
+    into the notebook's JSON, everything else in the file untouched."""
+    from autograd_lsp.notebooks import analyze_cells, fix_cells
+
+    try:
+        notebook = parse_notebook(text)
+    except NotebookError as exc:
+        outcome.error = str(exc)
+        return outcome
+    if notebook.language != "python":
+        outcome.notes.append(f"skipped: a {notebook.language} notebook, not Python")
+        return outcome
+    # The project's modules, for the cells' imports of them.
+    analyzer = Analyzer(workspace=workspace_for(path))
+    if fix:
+        result = fix_cells(list(notebook.sources), settings, analyzer, str(path))
+        if result.changed:
+            outcome.fixed_text = with_sources(notebook, result.changed)
+            if write:
+                write_source(source, outcome.fixed_text)
+            outcome.fixed = [(placed.finding, fix.title) for placed, fix in result.applied]
+            outcome.fixed_cells = [placed.cell for placed, _ in result.applied]
+            outcome.changes = [(f"{path}:cell {number + 1}", notebook.sources[number], new)
+                               for number, new in sorted(result.changed.items())]
+        if result.problem:
+            outcome.notes.append(result.problem)
+        placed = result.findings
+    else:
+        placed = analyze_cells(list(notebook.sources), settings, analyzer, str(path))
+    outcome.findings = [item.finding for item in placed]
+    outcome.cells = [item.cell for item in placed]
     return outcome

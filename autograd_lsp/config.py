@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from analysis import SEVERITIES, Settings, all_rules
+# Re-exported: the command line reads the locales before it loads the analyser.
+from autograd_lsp.locales import LOCALES, normalize_locale  # noqa: F401
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,7 +33,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 SECTION = "autograd-lsp"
-LOCALES = ("en", "zh")
 KNOWN_KEYS = ("select", "ignore", "exclude", "severity", "locale")
 _CODE_PREFIX = re.compile(r"AG[0-9]*")
 
@@ -46,6 +47,8 @@ class ProjectConfig:
     exclude: tuple[str, ...] = ()
     # The folder of the pyproject.toml the configuration came from.
     root: Path | None = None
+    # Whether `locale` was written in the file (else settings.locale is the default).
+    locale_given: bool = False
 
     def is_excluded(self, path: Path | str) -> bool:
         """Whether `path` matches one of the `exclude` globs.
@@ -125,7 +128,8 @@ def _from_table(table: dict, pyproject: Path, root: Path) -> ProjectConfig:
     settings = Settings.build(select=values.get("select", ()), ignore=values.get("ignore", ()),
                               severities=values.get("severity", {}),
                               locale=values.get("locale") or "en")
-    return ProjectConfig(settings=settings, exclude=values.get("exclude", ()), root=root)
+    return ProjectConfig(settings=settings, exclude=values.get("exclude", ()), root=root,
+                         locale_given="locale" in values)
 
 
 def check_values(table: dict) -> tuple[dict, list[str]]:
@@ -174,15 +178,6 @@ def check_values(table: dict) -> tuple[dict, list[str]]:
     return values, problems
 
 
-def normalize_locale(tag) -> str | None:
-    """"zh", "zh-CN", "zh_Hans", "ZH-hans-CN" -> "zh"; "en-US" -> "en"; others -> None.
-
-    Every Chinese tag maps to the Simplified catalogue, the only Chinese one there is.
-    """
-    if not tag or not isinstance(tag, str):
-        return None
-    primary = tag.strip().replace("_", "-").split("-")[0].lower()
-    return primary if primary in LOCALES else None
 
 
 def _relative_to_root(path: Path, root: Path | None) -> str | None:

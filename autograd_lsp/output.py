@@ -14,14 +14,20 @@ from analysis import Finding, Fix, all_rules
 from analysis.rule import Rule
 
 
-def text_line(path: str, finding: Finding) -> str:
-    return (f"{path}:{finding.line}:{finding.column + 1}: "
+def text_line(path: str, finding: Finding, cell: int | None = None) -> str:
+    return (f"{location(path, cell)}:{finding.line}:{finding.column + 1}: "
             f"{finding.code} [{finding.name}] {finding.message}")
 
 
-def finding_json(path: str, finding: Finding) -> dict:
+def location(path: str, cell: int | None) -> str:
+    """`path`, or `path:cell N` for a finding in a notebook's Nth code cell."""
+    return path if cell is None else f"{path}:cell {cell}"
+
+
+def finding_json(path: str, finding: Finding, cell: int | None = None) -> dict:
     return {
         "path": path,
+        **({"cell": cell} if cell is not None else {}),
         "line": finding.line,
         "column": finding.column + 1,
         "end_line": finding.end_line,

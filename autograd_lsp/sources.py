@@ -20,7 +20,11 @@ from typing import Callable, Iterator
 SKIPPED_FOLDERS = frozenset({
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "build", "node_modules",
     ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".ci-venv",
+    # Jupyter's autosaved copies of the notebooks beside them.
+    ".ipynb_checkpoints",
 })
+# What a folder walk checks: Python files and Jupyter notebooks.
+CHECKED_SUFFIXES = (".py", ".ipynb")
 
 
 class SourceError(Exception):
@@ -38,10 +42,10 @@ class SourceFile:
 
 
 def discover(paths: list[str], is_excluded: Callable[[Path], bool]) -> Iterator[tuple[Path, str | None]]:
-    """(path, None) for each Python file under `paths`, in a stable order, or
-    (path, reason) for an argument that does not exist or a folder that cannot be
-    read. A file named explicitly is checked whatever its suffix; folders
-    contribute their `*.py` files."""
+    """(path, None) for each Python file or notebook under `paths`, in a stable
+    order, or (path, reason) for an argument that does not exist or a folder that
+    cannot be read. A file named explicitly is checked whatever its suffix;
+    folders contribute their `*.py` and `*.ipynb` files."""
     seen: set[Path] = set()
     for argument in paths:
         root = Path(argument)
@@ -74,7 +78,7 @@ def _walk(root: Path, is_excluded: Callable[[Path], bool]) -> Iterator[tuple[Pat
                                and not name.endswith(".egg-info")
                                and not is_excluded(here / name))
         for name in sorted(files):
-            if name.endswith(".py"):
+            if name.endswith(CHECKED_SUFFIXES):
                 path = here / name
                 if not is_excluded(path):
                     yield path, None

@@ -9,8 +9,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
-from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, pull_diagnostics,
-                                 workspace)
+from autograd_lsp.server import (code_actions, document_sync, hover, lifecycle, notebook_sync,
+                                 pull_diagnostics, workspace)
 from autograd_lsp.server.capabilities import ClientCapabilities
 from autograd_lsp.server.documents import DEBOUNCE_ENV, DEBOUNCE_SECONDS, Documents, debounce_from
 from autograd_lsp.server.guard import ServerCancelled, guarded, report_exception
@@ -63,10 +63,12 @@ class AutogradProtocol(LanguageServerProtocol):
 class AutogradLanguageServer(LanguageServer):
     def __init__(self):
         super().__init__(NAME, _version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=AutogradProtocol)
+                         protocol_cls=AutogradProtocol,
+                         notebook_document_sync=notebook_sync.SYNC_OPTIONS)
         self.capabilities = ClientCapabilities()
         self.settings = SettingsStore()
         self.documents = Documents()
+        self.notebooks = notebook_sync.NotebookStore()
         # Analyses run here, off the event loop, so that the server keeps reading
         # messages (cancellations, newer changes) while one runs.
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="analysis")
@@ -96,6 +98,9 @@ def create_server() -> AutogradLanguageServer:
     feature(types.TEXT_DOCUMENT_DID_OPEN, document_sync.did_open)
     feature(types.TEXT_DOCUMENT_DID_CHANGE, document_sync.did_change)
     feature(types.TEXT_DOCUMENT_DID_CLOSE, document_sync.did_close)
+    feature(types.NOTEBOOK_DOCUMENT_DID_OPEN, notebook_sync.did_open)
+    feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE, notebook_sync.did_change)
+    feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE, notebook_sync.did_close)
 
     feature(types.TEXT_DOCUMENT_DIAGNOSTIC, pull_diagnostics.document_diagnostic,
             default=pull_diagnostics.EMPTY,

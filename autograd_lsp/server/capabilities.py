@@ -16,6 +16,9 @@ class ClientCapabilities:
     workspace_configuration: bool = False
     watched_files_registration: bool = False
     configuration_registration: bool = False
+    # Hover text as Markdown; False when the client lists only plaintext (eglot
+    # without markdown-mode would show the raw markup).
+    hover_markdown: bool = True
 
     @staticmethod
     def from_client(caps: types.ClientCapabilities | None) -> "ClientCapabilities":
@@ -24,6 +27,8 @@ class ClientCapabilities:
         workspace = caps.workspace
         code_action = text_document.code_action if text_document else None
         resolve = code_action.resolve_support if code_action else None
+        hover = text_document.hover if text_document else None
+        formats = list(hover.content_format or []) if hover else []
         return ClientCapabilities(
             pull_diagnostics=bool(text_document and text_document.diagnostic is not None),
             diagnostic_refresh=bool(workspace and workspace.diagnostics
@@ -35,4 +40,5 @@ class ClientCapabilities:
                                             and workspace.did_change_watched_files.dynamic_registration),
             configuration_registration=bool(workspace and workspace.did_change_configuration
                                             and workspace.did_change_configuration.dynamic_registration),
+            hover_markdown=not formats or types.MarkupKind.Markdown in formats,
         )

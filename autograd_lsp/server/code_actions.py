@@ -146,7 +146,11 @@ def fix_all_edits(analysis: Analysis) -> list[types.TextEdit]:
     """Every safe fix, as edits from the analysed text to the fixed one. The
     rounds of fixing (and the refusal to produce code that does not compile) are
     the command line's `check --fix`, so both fix the same way."""
-    fixed = fix_text(analysis.text, analysis.settings.settings).text
+    if analysis.notebook is not None:
+        # A cell alone is not the program: fix the notebook, keep this cell's part.
+        fixed = analysis.notebook.fixed_text(analysis.settings.settings)
+    else:
+        fixed = fix_text(analysis.text, analysis.settings.settings).text
     return diff_edits(analysis, fixed)
 
 

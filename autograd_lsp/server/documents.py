@@ -17,6 +17,7 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from analysis import Analyzer, Finding
@@ -47,9 +48,13 @@ class Analysis:
     findings: tuple[Finding, ...]
     settings: DocumentSettings
     index: LineIndex
+    # For a notebook cell: its notebook's analysis (notebook_sync.NotebookCell).
+    notebook: Any = None
 
     @property
     def result_id(self) -> str:
+        if self.notebook is not None:
+            return f"{self.notebook.result_id}:{self.version}:{self.generation}"
         return f"{self.version}:{self.generation}"
 
 

@@ -42,7 +42,12 @@ async def hover(ls, params: types.HoverParams):
             return None
         start, end = word.span()
         markdown = None
-        if state is not None and not analysis.settings.excluded:
+        if analysis.notebook is not None and not analysis.settings.excluded:
+            from autograd_lsp.server.notebook_sync import facts_at
+            facts = await facts_at(ls, analysis, line, column)
+            if facts is not None:
+                markdown = facts_markdown(facts[0], facts[1], locale)
+        elif state is not None and not analysis.settings.excluded:
             async with state.lock:
                 # The analyzer remembers its last run only: it must be this one.
                 analyzer = state.analyzer
@@ -55,9 +60,24 @@ async def hover(ls, params: types.HoverParams):
             markdown = api_doc(key, locale) if key else None
         if markdown is None:
             return None
-    return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
-        range=index.range_to_client(line, start, line, end))
+    if ls.capabilities.hover_markdown:
+        contents = types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown)
+    else:
+        contents = types.MarkupContent(kind=types.MarkupKind.PlainText, value=plain_text(markdown))
+    return types.Hover(contents=contents, range=index.range_to_client(line, start, line, end))
+
+
+def plain_text(markdown: str) -> str:
+    """The hover's Markdown as a reader wants it in a plain text popup: no
+    backticks, emphasis markers or code fences (code blocks keep their lines)."""
+    lines = []
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            continue
+        line = re.sub(r"\*\*(.+?)\*\*", r"\1", line)
+        line = re.sub(r"`([^`]*)`", r"\1", line)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 # -- noqa codes -------------------------------------------------------------------------

@@ -6,6 +6,7 @@ process with 0 when `shutdown` came first, 1 otherwise.)
 from __future__ import annotations
 
 import asyncio
+import os
 
 from lsprotocol import types
 
@@ -14,12 +15,14 @@ from autograd_lsp.server.documents import debounce_from
 from autograd_lsp.server.guard import log_to_client
 from autograd_lsp.server.settings import SECTION, parse_editor_settings
 from autograd_lsp.config import normalize_locale
+from autograd_lsp.server.texts import environment_locale
 from autograd_lsp.server.workspace import CLIENT_REQUEST_TIMEOUT_SECONDS, fetch_configuration
 from autograd_lsp.server.linting import reanalyse_open_documents
 
 def initialize(ls, params: types.InitializeParams) -> None:
     ls.capabilities = ClientCapabilities.from_client(params.capabilities)
     ls.settings.client_locale = normalize_locale(params.locale)
+    ls.settings.environment_locale = environment_locale(os.environ)
     editor, problems = parse_editor_settings(params.initialization_options)
     options = params.initialization_options
     if isinstance(options, dict):

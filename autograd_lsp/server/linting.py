@@ -34,9 +34,14 @@ async def analyse_now(ls, uri: str, with_facts: bool = False) -> Analysis | None
     that was not computed is never passed off as "no problems".
     `with_facts`: also have the document's Analyzer hold this analysis (for hovers),
     re-running it if the Analyzer was dropped to save memory."""
+    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+        from autograd_lsp.server.notebook_sync import analyse_cell
+        return await analyse_cell(ls, uri, with_facts)
     state = ls.documents.find(uri)
     if state is None:
         return None
+    if not ls.capabilities.watched_files_registration:
+        ls.settings.notice_changed_projects()
     state.waiting += 1
     state.max_waiting = max(state.max_waiting, state.waiting)
     async with state.lock:
@@ -116,6 +121,9 @@ def _name(uri: str) -> str:
 
 def schedule(ls, uri: str, delay: float) -> None:
     """Analyse `uri` after `delay` seconds unless a newer change comes first."""
+    if ls.workspace.get_notebook_document(notebook_uri=uri) is not None:
+        from autograd_lsp.server.notebook_sync import schedule_notebook
+        return schedule_notebook(ls, uri, delay)
     state = ls.documents.find(uri)
     if state is None:
         return

@@ -7,7 +7,13 @@ The project's `[tool.autograd-lsp]` in the nearest pyproject.toml comes first;
 editor settings that are given replace its values (severities are merged).
 
 The locale is the reader's choice, so it is picked in this order: the `locale`
-setting, the client's UI language from `initialize`, the project's, English.
+setting, the client's UI language from `initialize`, the project's `locale`,
+the server process's environment (LC_ALL, LC_MESSAGES, LANG: Neovim and eglot
+send no UI language, and inherit the user's), English.
+
+Clients that watch no files for the server (Neovim 0.7, Neovim on Linux) never
+say that a pyproject.toml changed; for them each analysis first compares the
+modification times of the configurations read so far.
 """
 from __future__ import annotations
 
@@ -82,11 +88,14 @@ class SettingsStore:
     configurations found so far, with a generation counter that changes
     whenever any of them does."""
     client_locale: str | None = None
+    environment_locale: str | None = None
     initialization: EditorSettings = EditorSettings()
     # folder URI ("" for the global scope) -> settings from workspace/configuration
     by_folder: dict[str, EditorSettings] = field(default_factory=dict)
     generation: int = 0
     _projects: dict[str, Any] = field(default_factory=dict)
+    # pyproject.toml path -> its modification time when read
+    _read_at: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
 
     def changed(self) -> None:
@@ -94,7 +103,14 @@ class SettingsStore:
 
     def forget_projects(self) -> None:
         self._projects.clear()
+        self._read_at.clear()
         self.changed()
+
+    def notice_changed_projects(self) -> None:
+        """Forget the configurations whose pyproject.toml changed on disk since it
+        was read (for clients that do not watch files)."""
+        if any(_modified(Path(key)) != read_at for key, read_at in self._read_at.items()):
+            self.forget_projects()
 
     def editor_settings_for(self, uri: str) -> EditorSettings:
         chosen = self.initialization
@@ -108,7 +124,9 @@ class SettingsStore:
     def for_document(self, uri: str, path: Path | None) -> DocumentSettings:
         editor = self.editor_settings_for(uri)
         project = self._project_for(path)
-        locale = editor.locale or self.client_locale or (project.settings.locale if project else "en")
+        project_locale = project.settings.locale if project and project.locale_given else None
+        locale = (editor.locale or self.client_locale or project_locale or self.environment_locale
+                  or (project.settings.locale if project else "en"))
         base = project.settings if project else Settings()
         severities = {**dict(base.severities), **dict(editor.severities)}
         try:
@@ -136,12 +154,21 @@ class SettingsStore:
             return None
         key = str(pyproject)
         if key not in self._projects:
+            self._read_at[key] = _modified(pyproject)
             try:
                 self._projects[key] = load_pyproject(pyproject)
             except ConfigError as exc:
                 self.problems.append(str(exc))
                 self._projects[key] = None
         return self._projects[key]
+
+
+def _modified(path: Path):
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _under(uri: str, folder_uri: str) -> bool:

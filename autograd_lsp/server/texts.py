@@ -5,6 +5,20 @@ from __future__ import annotations
 from autograd_lsp.config import LOCALES, normalize_locale  # noqa: F401 - one home for locales
 
 
+# POSIX precedence: LC_ALL overrides LC_MESSAGES, which overrides LANG.
+LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
+
+
+def environment_locale(environ) -> str | None:
+    """The catalogue locale of the process's environment ("zh_CN.UTF-8" -> "zh"),
+    None when it names no language we have ("C", "POSIX", unset)."""
+    for variable in LOCALE_VARIABLES:
+        value = environ.get(variable)
+        if value:
+            return normalize_locale(value.split(".")[0].split("@")[0])
+    return None
+
+
 TEXTS = {
     "en": {
         "fix_all": "Fix all auto-fixable autograd problems",

@@ -10,9 +10,14 @@ vim.api.nvim_create_autocmd("FileType", {
         name = "autograd-lsp",
         cmd = { "autograd-lsp", "serve" },
         root_dir = vim.fn.getcwd(),
-        init_options = { --[[ locale = "zh-CN" ]] },
-        -- Sent as workspace/didChangeConfiguration: 0.7 does not answer workspace/configuration.
-        settings = { ["autograd-lsp"] = {} },
+        -- Options go here: Neovim 0.7 sends `init_options` with initialize, and
+        -- never sends `settings` to a server that does not ask for them.
+        -- Values given replace the project's [tool.autograd-lsp] for these keys.
+        init_options = {
+          -- locale = "zh-CN",
+          -- ignore = { "AG3" },
+          -- severity = { ["nonscalar-backward"] = "warning" },
+        },
       })
     end
     vim.lsp.buf_attach_client(args.buf, autograd_lsp_client)

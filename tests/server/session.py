@@ -43,9 +43,9 @@ def core_findings(source: str, locale: str = "en"):
 @contextlib.asynccontextmanager
 async def session(profile: str = "vscode", *, locale=None, initialization_options=None,
                   configuration=None, workspace_folders=None, capabilities=None,
-                  server_command=None, shutdown=True):
+                  server_command=None, shutdown=True, env=None):
     client = await ClientServerConfig(server_command=server_command or SERVER_COMMAND,
-                                      server_env=_server_env()).start()
+                                      server_env={**_server_env(), **(env or {})}).start()
     client.published = []       # every PublishDiagnosticsParams, in order
     _record_publishes(client)
     client.registrations = []
@@ -70,6 +70,9 @@ async def session(profile: str = "vscode", *, locale=None, initialization_option
 def _server_env():
     import os
     env = dict(os.environ)
+    # The server falls back to the environment's language: tests choose it themselves.
+    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        env.pop(variable, None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     return env
 

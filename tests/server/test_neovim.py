@@ -19,10 +19,12 @@ import pytest
 from analysis import Settings, analyze
 from analysis.edits import apply_edits
 
+from tests.editors.projects import neovim_on_path
 from tests.server.session import REPO
 
-NVIM = shutil.which("nvim")
-pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim is not on PATH")
+# Neovim 0.7 (Debian's): the virtual environment may hold a newer `nvim` too.
+NVIM = neovim_on_path("0.7")
+pytestmark = pytest.mark.skipif(NVIM is None, reason="Neovim 0.7 is not on PATH")
 
 EXAMPLE = REPO / "examples" / "train_example.py"
 FALLBACK_EXAMPLE = (
