@@ -30,7 +30,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from analysis.source import LINE_BREAK, SourceText
+from autograd_lsp.analysis.source import LINE_BREAK, SourceText
 
 # Tokens that change the scanner's state; everything else is skipped in bulk.
 _TOKEN = re.compile(r"""'''|\"\"\"|'|"|#|\\(?:\r\n|\r|\n)|\\|[()\[\]{}]|\r\n|\r|\n""")

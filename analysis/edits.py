@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from analysis.findings import TextEdit
-from analysis.source import SourceText
+from autograd_lsp.analysis.findings import TextEdit
+from autograd_lsp.analysis.source import SourceText
 
 
 def apply_edits(text: str, edits: Iterable[TextEdit]) -> str:

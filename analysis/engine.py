@@ -18,20 +18,20 @@ import re
 import warnings
 from dataclasses import dataclass, field, replace
 
-from analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
-from analysis.edits import newline_of, source_lines
-from analysis.errors import describe_error
-from analysis.parse_guard import Refusal, TextShape, call_with_room, measure
-from analysis.facts import ClassValue, FunctionValue, ObjectRef
-from analysis.relevance import Relevance
-from analysis.findings import Finding, Fix, TextEdit
-from analysis.rule import Edit, Report, Rule
-from analysis.rules import all_rules
-from analysis.settings import Settings
-from analysis.state import State
-from analysis.suppression import is_suppressed
-from analysis.trace import CallSite, Context, Trace
-from analysis.walker import Frame, ModuleContext, Walker
+from autograd_lsp.analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
+from autograd_lsp.analysis.edits import newline_of, source_lines
+from autograd_lsp.analysis.errors import describe_error
+from autograd_lsp.analysis.parse_guard import Refusal, TextShape, call_with_room, measure
+from autograd_lsp.analysis.facts import ClassValue, FunctionValue, ObjectRef
+from autograd_lsp.analysis.relevance import Relevance
+from autograd_lsp.analysis.findings import Finding, Fix, TextEdit
+from autograd_lsp.analysis.rule import Edit, Report, Rule
+from autograd_lsp.analysis.rules import all_rules
+from autograd_lsp.analysis.settings import Settings
+from autograd_lsp.analysis.state import State
+from autograd_lsp.analysis.suppression import is_suppressed
+from autograd_lsp.analysis.trace import CallSite, Context, Trace
+from autograd_lsp.analysis.walker import Frame, ModuleContext, Walker
 
 class AnalysisStopped(Exception):
     """Raised by `Analyzer.analyze` when its `should_stop` says so."""
@@ -628,9 +628,9 @@ def _globals_digest(function, part: ParsedChunk, state: State, owner=None):
 def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame: Frame):
     """`self` for a method run on its own: an instance whose `__init__` ran with
     unknown arguments, so the attributes it sets from literals are known."""
-    from analysis.facts import UNKNOWN
-    from analysis.semantics import Call
-    from analysis.semantics.objects import instantiate
+    from autograd_lsp.analysis.facts import UNKNOWN
+    from autograd_lsp.analysis.semantics import Call
+    from autograd_lsp.analysis.semantics.objects import instantiate
     init = cls.lookup("__init__")
     count = 0
     if isinstance(init, FunctionValue):
@@ -647,7 +647,7 @@ def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame
 
 
 def _torch_name(names: dict) -> str | None:
-    from analysis.facts import TorchName
+    from autograd_lsp.analysis.facts import TorchName
     for key, value in names.items():
         if isinstance(value, TorchName) and value.qualname == "torch":
             return key

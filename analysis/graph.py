@@ -12,7 +12,7 @@ the analysis does not know (a model call, a function parameter) is drawn as "…
 """
 from __future__ import annotations
 
-from analysis.facts import TensorFacts
+from autograd_lsp.analysis.facts import TensorFacts
 
 UNKNOWN_PART = "…"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator, Union
 
 if TYPE_CHECKING:
-    from analysis.trace import Trace
+    from autograd_lsp.analysis.trace import Trace
 
 
 # -- what running an example with torch must show ------------------------------------

@@ -7,8 +7,8 @@ import ast
 
 import libcst as cst
 
-from analysis.facts import Sym
-from analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
+from autograd_lsp.analysis.facts import Sym
+from autograd_lsp.analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
                             is_optimizer, target_node)
 
 
@@ -57,7 +57,7 @@ def torch_name(trace) -> str:
 
 def is_tensor_backward(event) -> bool:
     """`t.backward(...)` of torch on a value known to be a tensor."""
-    from analysis.facts import TensorFacts
+    from autograd_lsp.analysis.facts import TensorFacts
     return is_backward(event) and event.method == "backward" and isinstance(event.receiver, TensorFacts)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.findings import SEVERITIES
+from autograd_lsp.analysis.findings import SEVERITIES
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from bisect import bisect_right
 from itertools import accumulate
 from typing import Iterable
 
-from analysis.findings import TextEdit
+from autograd_lsp.analysis.findings import TextEdit
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _SPLIT_KEEPING_BREAKS = re.compile(r"(\r\n|\r|\n)")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
+from autograd_lsp.analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
                             join_tensors, weakened)
 
 

@@ -7,7 +7,7 @@ the rules use; nothing here imports torch.
 """
 from __future__ import annotations
 
-from analysis import torch_tables as _t
+from autograd_lsp.analysis import torch_tables as _t
 
 # Factories: qualified name -> the dtype they make by default ("float32" follows
 # torch's default dtype; None: depends on an argument, see FACTORY_DTYPES_BY_KIND).

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from analysis.facts import GradAttr, ObjectRef, TensorFacts, Unknown, Value
+from autograd_lsp.analysis.facts import GradAttr, ObjectRef, TensorFacts, Unknown, Value
 
 # Keywords torch's Tensor.backward takes; a `.backward(...)` with others is not torch's.
 BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inputs"})

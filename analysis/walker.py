@@ -20,18 +20,18 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from analysis import semantics
-from analysis.semantics import autograd as grad_modes
-from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
+from autograd_lsp.analysis import semantics
+from autograd_lsp.analysis.semantics import autograd as grad_modes
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
                             FunctionValue, GradAttr, MethodOf, ModuleNamespace, NoneValue,
                             NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
                             Unknown, join)
-from analysis.names import canonical
-from analysis.semantics import Call, truth
-from analysis.semantics import builtins as py
-from analysis.semantics import containers, external, objects, tensors
-from analysis.state import State, join_states
-from analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
+from autograd_lsp.analysis.names import canonical
+from autograd_lsp.analysis.semantics import Call, truth
+from autograd_lsp.analysis.semantics import builtins as py
+from autograd_lsp.analysis.semantics import containers, external, objects, tensors
+from autograd_lsp.analysis.state import State, join_states
+from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
                             CallEvent, CallSite, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
                             StoreEvent, Trace, WithEvent)
 
@@ -128,7 +128,7 @@ class Walker:
 
     def call_module(self, ref, call: Call):
         """`model(x)`: what rules need to know of the module, then its forward."""
-        from analysis.semantics import nn
+        from autograd_lsp.analysis.semantics import nn
         params, _ = nn.parameters_of(call.state, ref)
         call.extra["module"] = ref
         call.extra["training"] = truth(call.state.attr(ref, "training"))

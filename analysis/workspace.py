@@ -18,10 +18,10 @@ import posixpath
 import warnings
 from dataclasses import dataclass
 
-from analysis.chunks import split_chunks
-from analysis.facts import ModuleNamespace
-from analysis.state import State
-from analysis.trace import Context
+from autograd_lsp.analysis.chunks import split_chunks
+from autograd_lsp.analysis.facts import ModuleNamespace
+from autograd_lsp.analysis.state import State
+from autograd_lsp.analysis.trace import Context
 
 # How deep imports of imports are followed.
 MAX_IMPORT_DEPTH = 4
@@ -111,8 +111,8 @@ class Workspace:
     # -- reading one module ---------------------------------------------------------------------
 
     def _run(self, path: str, text: str, name: str):
-        from analysis.engine import ParsedChunk
-        from analysis.walker import Frame, ModuleContext, Walker
+        from autograd_lsp.analysis.engine import ParsedChunk
+        from autograd_lsp.analysis.walker import Frame, ModuleContext, Walker
         imports: set = set()
 
         def resolve(child, level, from_path):
@@ -152,7 +152,7 @@ class Workspace:
 
 
 def _parts_of(exported) -> set:
-    from analysis.facts import ClassValue, FunctionValue
+    from autograd_lsp.analysis.facts import ClassValue, FunctionValue
     parts = set()
     for _, value in exported:
         if isinstance(value, FunctionValue):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from autograd_lsp import __version__
 
 if TYPE_CHECKING:  # imported where used: the command line reads CACHE_FOLDER before loading the analyser
-    from analysis import Finding, Fix, Settings, TextEdit
+    from autograd_lsp.analysis import Finding, Fix, Settings, TextEdit
 
 CACHE_FOLDER = ".autograd_lsp_cache"
 # Bumped when the entry layout changes, so old entries are never misread.
@@ -41,7 +41,7 @@ _IGNORE_ALL = "# Automatically created by autograd-lsp.\n*\n"
 def tool_fingerprint() -> str:
     """The version plus a hash of the analysis code: a development build whose
     rules changed without a version bump must not reuse old results."""
-    import analysis
+    from autograd_lsp import analysis
     digest = hashlib.sha256(f"{__version__}:{FORMAT}".encode())
     root = Path(analysis.__file__).parent
     for path in sorted(root.rglob("*.py")):
@@ -181,7 +181,7 @@ def finding_from_json(item: list) -> Finding:
     """A finding from an entry; TypeError or ValueError unless it is one we could
     have written: a real rule's code and name, a severity, sane positions, text
     without control characters."""
-    from analysis import SEVERITIES, Finding
+    from autograd_lsp.analysis import SEVERITIES, Finding
     code, name, severity, message, line, column, end_line, end_column, fixes = item
     if _rule_names().get(code) != name or severity not in SEVERITIES \
             or not _clean_text(message) or not _positions(line, column, end_line, end_column) \
@@ -192,7 +192,7 @@ def finding_from_json(item: list) -> Finding:
 
 
 def _fix_from_json(item: list) -> Fix:
-    from analysis import Fix
+    from autograd_lsp.analysis import Fix
     title, safe, edits = item
     if not _clean_text(title) or not isinstance(safe, bool) or not isinstance(edits, list):
         raise TypeError("not a fix")
@@ -204,7 +204,7 @@ def _edit_to_json(edit: TextEdit) -> list:
 
 
 def _edit_from_json(item: list) -> TextEdit:
-    from analysis import TextEdit
+    from autograd_lsp.analysis import TextEdit
     line, column, end_line, end_column, new_text = item
     if not _positions(line, column, end_line, end_column) or not isinstance(new_text, str):
         raise TypeError("not an edit")
@@ -213,7 +213,7 @@ def _edit_from_json(item: list) -> TextEdit:
 
 @lru_cache(maxsize=1)
 def _rule_names() -> dict:
-    from analysis import SYNTAX_CODE, SYNTAX_NAME, all_rules
+    from autograd_lsp.analysis import SYNTAX_CODE, SYNTAX_NAME, all_rules
     return {SYNTAX_CODE: SYNTAX_NAME, **{rule.code: rule.name for rule in all_rules()}}
 
 

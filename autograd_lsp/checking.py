@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from analysis import Analyzer, Finding, Settings
-from analysis.errors import describe_error
+from autograd_lsp.analysis import Analyzer, Finding, Settings
+from autograd_lsp.analysis.errors import describe_error
 from autograd_lsp.cache import ResultsCache
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.project import workspace_for

@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import quote
 
-from analysis import SYNTAX_CODE, SYNTAX_NAME, Finding, all_rules
+from autograd_lsp.analysis import SYNTAX_CODE, SYNTAX_NAME, Finding, all_rules
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}

@@ -23,7 +23,7 @@ from autograd_lsp.startup import quiet_gc, quiet_parser_warnings
 # The analyser (and libcst under it) is imported by the commands that use it, in
 # `_import_checker`: `--version` and `--help` answer without loading it.
 if TYPE_CHECKING:
-    from analysis import Finding
+    from autograd_lsp.analysis import Finding
     from autograd_lsp.checking import Outcome
     from autograd_lsp.config import ProjectConfig
 
@@ -37,7 +37,7 @@ def __getattr__(name: str):
     # `cli.Analyzer`: callers and tests reach the analysis through it.
     if name == "Analyzer":
         _import_checker()
-        from analysis import Analyzer
+        from autograd_lsp.analysis import Analyzer
         return Analyzer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -383,7 +383,7 @@ def run_rules(args) -> int:
 
 def run_explain(args) -> int:
     _import_checker()
-    from analysis import rule_by_key
+    from autograd_lsp.analysis import rule_by_key
     from autograd_lsp import output
     locale = _locale_for_catalogue(args)
     if locale is None:

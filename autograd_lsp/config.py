@@ -23,7 +23,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from analysis import SEVERITIES, Settings, all_rules
+from autograd_lsp.analysis import SEVERITIES, Settings, all_rules
 # Re-exported: the command line reads the locales before it loads the analyser.
 from autograd_lsp.locales import LOCALES, normalize_locale  # noqa: F401
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analysis import Analyzer, Finding, Fix, Settings, TextEdit
-from analysis.source import SourceText
+from autograd_lsp.analysis import Analyzer, Finding, Fix, Settings, TextEdit
+from autograd_lsp.analysis.source import SourceText
 
 MAX_ROUNDS = 5
 

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from analysis import SYNTAX_CODE, SYNTAX_NAME, Analyzer, Finding, Fix, Settings, TextEdit
+from autograd_lsp.analysis import SYNTAX_CODE, SYNTAX_NAME, Analyzer, Finding, Fix, Settings, TextEdit
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -412,7 +412,7 @@ def fix_cells(sources: list[str], settings: Settings, analyzer: Analyzer | None 
     """Apply the safe fixes cell by cell, round after round as `fixing.fix_text`
     does for a file: each round's fixes do not overlap within a cell, and a round
     that would leave a cell unparsable is dropped."""
-    from analysis.edits import apply_edits
+    from autograd_lsp.analysis.edits import apply_edits
     from autograd_lsp.fixing import choose_fixes
 
     analyzer = analyzer or Analyzer()

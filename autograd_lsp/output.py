@@ -10,8 +10,8 @@ import json
 import re
 import textwrap
 
-from analysis import Finding, Fix, all_rules
-from analysis.rule import Rule
+from autograd_lsp.analysis import Finding, Fix, all_rules
+from autograd_lsp.analysis.rule import Rule
 
 
 def text_line(path: str, finding: Finding, cell: int | None = None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.workspace import Workspace
+from autograd_lsp.analysis.workspace import Workspace
 from autograd_lsp.cache import project_root
 from autograd_lsp.sources import SourceError, read_source
 

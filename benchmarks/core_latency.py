@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import libcst as cst  # noqa: E402
 
-from analysis.engine import Analyzer  # noqa: E402
+from autograd_lsp.analysis.engine import Analyzer  # noqa: E402
 import trainer_file  # noqa: E402
 import training_file  # noqa: E402
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import all_rules
+from autograd_lsp.analysis import all_rules
 
 
 def _params(kind: str):

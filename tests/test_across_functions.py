@@ -3,7 +3,7 @@ the module builds, and the tensors the file's calls pass it; kept right across
 edits by a long-lived Analyzer."""
 from __future__ import annotations
 
-from analysis import Analyzer, analyze
+from autograd_lsp.analysis import Analyzer, analyze
 
 HELPER = """\
 import torch

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import Finding, Fix, Settings, TextEdit
+from autograd_lsp.analysis import Finding, Fix, Settings, TextEdit
 from autograd_lsp import cache as cache_module
 from autograd_lsp import checking, cli
 from autograd_lsp.cache import CACHE_FOLDER, ResultsCache, finding_from_json, finding_to_json

@@ -6,8 +6,8 @@ import re
 import libcst as cst
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis.chunks import ChunkSplitter, cut_at_recovery_lines, split_chunks
-from analysis.engine import Analyzer
+from autograd_lsp.analysis.chunks import ChunkSplitter, cut_at_recovery_lines, split_chunks
+from autograd_lsp.analysis.engine import Analyzer
 
 
 def newlines(text: str) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from analysis import all_rules, analyze
+from autograd_lsp.analysis import all_rules, analyze
 from tests.test_cli import project, run  # noqa: F401 (a fixture, and the in-process runner)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import Finding, Fix, TextEdit, analyze, rule_by_key
+from autograd_lsp.analysis import Finding, Fix, TextEdit, analyze, rule_by_key
 from autograd_lsp import cli
 from autograd_lsp.cli import main
 from autograd_lsp.fixing import fix_text

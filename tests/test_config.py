@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import analyze
+from autograd_lsp.analysis import analyze
 from autograd_lsp.config import ConfigError, ProjectConfig, find_pyproject, load_config
 
 NONSCALAR = ("import torch\n"

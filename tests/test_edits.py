@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from analysis import TextEdit, analyze
-from analysis.edits import apply_edits
+from autograd_lsp.analysis import TextEdit, analyze
+from autograd_lsp.analysis.edits import apply_edits
 
 TEXT = "first line\nsecond line\nthird\n"
 

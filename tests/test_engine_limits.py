@@ -6,7 +6,7 @@ import sys
 import textwrap
 import time
 
-from analysis import Analyzer
+from autograd_lsp.analysis import Analyzer
 
 BUG = "y = torch.ones(3, requires_grad=True)\n(y * 2).backward()\n"
 
@@ -14,7 +14,7 @@ BUG = "y = torch.ones(3, requires_grad=True)\n(y * 2).backward()\n"
 def _analyze_in_child(source: str) -> subprocess.CompletedProcess:
     # A crash of the parser would take the test process with it: run in a child.
     code = textwrap.dedent(f"""
-        from analysis import Analyzer
+        from autograd_lsp.analysis import Analyzer
         a = Analyzer()
         print(sorted({{f.code for f in a.analyze({source!r})}}), a.internal_errors)
     """)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import Analyzer
-from analysis.facts import TensorFacts
+from autograd_lsp.analysis import Analyzer
+from autograd_lsp.analysis.facts import TensorFacts
 
 
 def facts(source: str, name: str, line: int | None = None):

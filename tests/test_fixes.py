@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import analyze
-from analysis.edits import apply_edits
+from autograd_lsp.analysis import analyze
+from autograd_lsp.analysis.edits import apply_edits
 from tests.rule_examples import BAD
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import Analyzer
-from analysis.facts import TensorFacts
+from autograd_lsp.analysis import Analyzer
+from autograd_lsp.analysis.facts import TensorFacts
 
 HEAD = "import torch\nimport torch.nn as nn\nimport random\n"
 
@@ -248,7 +248,7 @@ def test_a_dotted_import_binds_its_first_name():
 def test_an_evaluation_forward_is_reported_once_at_the_model_call():
     """Layers that a module's forward reaches through a helper method (a VAE's
     `encode`) are the model's call, not forwards of their own."""
-    from analysis import analyze
+    from autograd_lsp.analysis import analyze
     source = HEAD + (
         "class VAE(nn.Module):\n"
         "    def __init__(self):\n"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import Analyzer
-from analysis.graph import backward_graph
+from autograd_lsp.analysis import Analyzer
+from autograd_lsp.analysis.graph import backward_graph
 
 CASES = [
     ("import torch\nx = torch.tensor([1.0], requires_grad=True)\ny = x ** 2 + x * 3\n", "y"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import analyze
+from autograd_lsp.analysis import analyze
 
 BUG = "x = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backward()\n"
 ACCUMULATES = ("w = torch.ones(3, requires_grad=True)\ntotal = 0\nfor i in range(3):\n"

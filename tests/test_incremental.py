@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis.engine import Analyzer
+from autograd_lsp.analysis.engine import Analyzer
 
 MODULE_LOOP = '''import torch
 import torch.nn as nn

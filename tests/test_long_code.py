@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import Analyzer
+from autograd_lsp.analysis import Analyzer
 
 HEAD = "import torch\nw = torch.ones(3, requires_grad=True)\n"
 

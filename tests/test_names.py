@@ -4,8 +4,8 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from analysis import analyze
-from analysis.names import Names
+from autograd_lsp.analysis import analyze
+from autograd_lsp.analysis.names import Names
 
 
 def resolver(imports: str) -> Names:

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from analysis import analyze
+from autograd_lsp.analysis import analyze
 from tests.test_cli import project, run  # noqa: F401 (a fixture, and the in-process runner)
 from autograd_lsp.notebook_files import parse_notebook, with_sources
 from autograd_lsp.notebooks import NotebookProgram, analyze_cells, read_cell

@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from analysis import analyze
+from autograd_lsp.analysis import analyze
 from autograd_lsp.cli import main
 
 torch = pytest.importorskip("torch", reason="torch is a test dependency: pip install -e '.[test]'")

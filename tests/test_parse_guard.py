@@ -7,7 +7,7 @@ import subprocess
 import sys
 import textwrap
 
-from analysis.parse_guard import MAX_ELIF_CHAIN, MAX_EXPRESSION_CHAIN, measure
+from autograd_lsp.analysis.parse_guard import MAX_ELIF_CHAIN, MAX_EXPRESSION_CHAIN, measure
 
 BUG = "import torch\ny = torch.ones(3, requires_grad=True)\n(y * 2).backward()\n"
 
@@ -21,7 +21,7 @@ def _analyze_in_child(source: str) -> subprocess.CompletedProcess:
     # A crash of the parser would take the test process with it: run in a child.
     code = textwrap.dedent("""
         import sys
-        from analysis import Analyzer
+        from autograd_lsp.analysis import Analyzer
         a = Analyzer()
         codes = sorted(f.code for f in a.analyze(sys.stdin.read()))
         print(codes, [line for line, _ in a.unread], a.internal_errors)

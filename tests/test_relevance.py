@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis import Analyzer, all_rules
-from analysis.relevance import Relevance
-from analysis.engine import ParsedChunk
+from autograd_lsp.analysis import Analyzer, all_rules
+from autograd_lsp.analysis.relevance import Relevance
+from autograd_lsp.analysis.engine import ParsedChunk
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis import analyze, all_rules
-from analysis.edits import apply_edits
-from analysis.rule import Raises, Warns
+from autograd_lsp.analysis import analyze, all_rules
+from autograd_lsp.analysis.edits import apply_edits
+from autograd_lsp.analysis.rule import Raises, Warns
 from tests.rule_examples import BAD, GOOD
 
 

@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is a test dependency: pip install -e '.[test]'")
 
-from analysis.rule import Clean, Raises, Silent, Warns  # noqa: E402
+from autograd_lsp.analysis.rule import Clean, Raises, Silent, Warns  # noqa: E402
 from tests.rule_examples import ALL  # noqa: E402
 
 TIME_LIMIT = 60

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from analysis import Analyzer, TextEdit, analyze
-from analysis.source import SourceText
+from autograd_lsp.analysis import Analyzer, TextEdit, analyze
+from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.fixing import fix_text
-from analysis import Settings
+from autograd_lsp.analysis import Settings
 
 BUG = "import torch\nx = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backward()\n"
 

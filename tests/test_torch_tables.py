@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import torch_api as api
-from analysis import torch_tables
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis import torch_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "generate_torch_tables.py"
@@ -46,7 +46,7 @@ def test_tables_match_installed_torch():
 
 
 def test_analysis_never_imports_torch():
-    code = "import sys, analysis.torch_api; sys.exit('torch' in sys.modules)"
+    code = "import sys, autograd_lsp.analysis.torch_api; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
     for path in (ROOT / "analysis" / "torch_tables.py", ROOT / "analysis" / "torch_api.py"):
         lines = path.read_text(encoding="utf-8").splitlines()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from analysis import Analyzer
-from analysis.workspace import Workspace
+from autograd_lsp.analysis import Analyzer
+from autograd_lsp.analysis.workspace import Workspace
 
 ROOT = os.path.abspath("/project")
 

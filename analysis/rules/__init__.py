@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from analysis.rule import Rule
+from autograd_lsp.analysis.rule import Rule
 
 
 @lru_cache(maxsize=1)

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import TensorFacts, Unknown
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule, Silent
-from analysis.rulekit import BACKWARD_KEYWORDS, source_of
-from analysis.trace import is_backward
+from autograd_lsp.analysis.facts import TensorFacts, Unknown
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import BACKWARD_KEYWORDS, source_of
+from autograd_lsp.analysis.trace import is_backward
 
 
 

@@ -1,10 +1,10 @@
 """AG205 detached-rewrap: `torch.tensor(t)` of a tensor that is part of a graph."""
 from __future__ import annotations
 
-from analysis import torch_api as api
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
-from analysis.rulekit import source_of
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
+from autograd_lsp.analysis.rulekit import source_of
 
 WARNING = "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone()"
 WARNING_LIST = "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior"

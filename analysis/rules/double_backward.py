@@ -2,8 +2,8 @@
 tensors the first backward freed."""
 from __future__ import annotations
 
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import backward_target, source_of, target_node, with_keyword
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node, with_keyword
 
 RUNTIME = "Trying to backward through the graph a second time"
 

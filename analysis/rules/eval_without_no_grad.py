@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import ast
 
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import source_of
-from analysis.trace import is_backward
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import is_backward
 
 
 
@@ -150,7 +150,7 @@ class EvalWithoutNoGrad(Rule):
         """A backward that may go through this forward: in the same iteration of the
         loop it runs in (or in the same run of its function), of a value the analysis
         does not know. (The graph of a known tensor is checked by `_differentiated`.)"""
-        from analysis.rulekit import backward_target
+        from autograd_lsp.analysis.rulekit import backward_target
         loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
         for e in calls:
             if not (is_backward(e) or e.qualname == "torch.autograd.grad"):
@@ -165,8 +165,8 @@ class EvalWithoutNoGrad(Rule):
 
 def _differentiated(calls, result) -> bool:
     """Some backward (or autograd.grad) goes through the graph of `result`."""
-    from analysis.facts import TensorFacts, TupleValue
-    from analysis.rulekit import backward_target
+    from autograd_lsp.analysis.facts import TensorFacts, TupleValue
+    from autograd_lsp.analysis.rulekit import backward_target
     outputs = [v for v in (result.items if isinstance(result, TupleValue) else (result,))
                if isinstance(v, TensorFacts) and v.saved_nodes]
     if not outputs:

@@ -2,11 +2,11 @@
 `enable_grad`, `inference_mode`, `set_grad_enabled`)."""
 from __future__ import annotations
 
-from analysis import torch_api as api
-from analysis.facts import TorchName
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import source_of
-from analysis.trace import WithEvent
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import TorchName
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import WithEvent
 
 RUNTIME = "'type' object does not support the context manager protocol"
 GRAD_MODES = api.NO_GRAD_CONTEXTS | api.ENABLE_GRAD_CONTEXTS | api.SET_GRAD_ENABLED

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import GradAttr
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import sole_statement, source_of
-from analysis.trace import InplaceEvent
+from autograd_lsp.analysis.facts import GradAttr
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import sole_statement, source_of
+from autograd_lsp.analysis.trace import InplaceEvent
 
 
 RUNTIME = "'NoneType' object has no attribute '{attr}'"

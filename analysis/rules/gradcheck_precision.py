@@ -1,10 +1,10 @@
 """AG206 gradcheck-precision: gradcheck/gradgradcheck on single-precision inputs."""
 from __future__ import annotations
 
-from analysis import torch_api as api
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import source_of
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import source_of
 
 WARNING = "is not a double precision floating point or complex"
 RUNTIME = "Jacobian mismatch"

@@ -1,9 +1,9 @@
 """AG110 gradient-shape-mismatch: a backward seed whose shape differs from the output's."""
 from __future__ import annotations
 
-from analysis.facts import Sym, TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import is_tensor_backward, shape_text, source_of, torch_size
+from autograd_lsp.analysis.facts import Sym, TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import is_tensor_backward, shape_text, source_of, torch_size
 
 RUNTIME = "Mismatch in shape: grad_output[0] has a shape of {seed} and output[0] has a shape of {out}"
 

@@ -2,9 +2,9 @@
 computed without `create_graph=True`."""
 from __future__ import annotations
 
-from analysis.facts import GradAttr
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import backward_target, keyword_node, source_of, target_node, with_keyword
+from autograd_lsp.analysis.facts import GradAttr
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import backward_target, keyword_node, source_of, target_node, with_keyword
 
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import ast
 
-from analysis import torch_api as api
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import source_of
-from analysis.trace import InplaceEvent
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import InplaceEvent
 
 
 RUNTIME = "a leaf Variable that requires grad is being used in an in-place operation."

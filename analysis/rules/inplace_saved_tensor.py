@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import ObjectRef, TensorFacts
-from analysis.rule import Example, Raises, Report, Rule
-from analysis.rulekit import backward_target, source_of, target_node
-from analysis.trace import InplaceEvent
+from autograd_lsp.analysis.facts import ObjectRef, TensorFacts
+from autograd_lsp.analysis.rule import Example, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node
+from autograd_lsp.analysis.trace import InplaceEvent
 
 
 RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"

@@ -5,11 +5,11 @@ import ast
 
 import libcst as cst
 
-from analysis import torch_api as api
-from analysis.facts import NumberValue, TensorFacts, dtype_kind
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, keyword_node, short, source_of, with_keyword
-from analysis.trace import AttrAssignEvent
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import NumberValue, TensorFacts, dtype_kind
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import code_of, keyword_node, short, source_of, with_keyword
+from autograd_lsp.analysis.trace import AttrAssignEvent
 
 
 RUNTIME_FACTORY = "Only Tensors of floating point and complex dtype can require gradients"

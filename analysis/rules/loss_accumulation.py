@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import NumberValue, TensorFacts, Unknown
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import made_in_iteration, source_of
-from analysis.trace import AccumulateEvent, StoreEvent, is_backward
+from autograd_lsp.analysis.facts import NumberValue, TensorFacts, Unknown
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import made_in_iteration, source_of
+from autograd_lsp.analysis.trace import AccumulateEvent, StoreEvent, is_backward
 
 
 

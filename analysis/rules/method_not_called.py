@@ -2,10 +2,10 @@
 as a statement without parentheses: the method is looked up and never run."""
 from __future__ import annotations
 
-from analysis.facts import MethodOf, ObjectRef, TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import source_of
-from analysis.trace import BareExpressionEvent
+from autograd_lsp.analysis.facts import MethodOf, ObjectRef, TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import BareExpressionEvent
 
 # torch's methods whose call is the whole point of the statement, by the kind of value.
 METHODS = {

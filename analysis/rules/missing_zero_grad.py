@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import GradAttr, MethodOf, ObjectRef
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import source_of
-from analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, is_backward
+from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, is_backward
 
 
 
@@ -371,7 +371,7 @@ def loop_calls(loop, event) -> tuple:
     """The call chain of the function that runs `loop`, as seen from `event`."""
     blocks = event.ctx.blocks
     index = blocks.index(loop) if loop in blocks else len(blocks)
-    from analysis.trace import CallSite
+    from autograd_lsp.analysis.trace import CallSite
     return tuple(b for b in blocks[:index] if isinstance(b, CallSite))
 
 
@@ -404,7 +404,7 @@ def _name_in_loop(events, loop, step) -> str | None:
 
 
 def _methods_of_same_object(loop, step) -> bool:
-    from analysis.trace import CallSite
+    from autograd_lsp.analysis.trace import CallSite
     sites = [b for b in step.ctx.blocks[step.ctx.blocks.index(loop) + 1:] if isinstance(b, CallSite)] \
         if loop in step.ctx.blocks else []
     return bool(sites) and all(isinstance(s.node.func, ast.Attribute) and isinstance(s.node.func.value, ast.Name)

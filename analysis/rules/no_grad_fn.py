@@ -1,8 +1,8 @@
 """AG106 no-grad-fn: backward on a value that does not require grad."""
 from __future__ import annotations
 
-from analysis.rule import Example, Raises, Report, Rule
-from analysis.rulekit import backward_target, source_of, target_node
+from autograd_lsp.analysis.rule import Example, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node
 
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
 

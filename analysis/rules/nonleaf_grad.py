@@ -1,10 +1,10 @@
 """AG204 nonleaf-grad: reading `.grad` of a non-leaf tensor that does not retain it."""
 from __future__ import annotations
 
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
-from analysis.rulekit import is_tensor_backward, source_of
-from analysis.trace import AttrReadEvent, CallEvent
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
+from autograd_lsp.analysis.rulekit import is_tensor_backward, source_of
+from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent
 
 WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, keyword_node, source_of, with_keyword
-from analysis.trace import is_optimizer
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import code_of, keyword_node, source_of, with_keyword
+from autograd_lsp.analysis.trace import is_optimizer
 
 
 RUNTIME = "can't optimize a non-leaf Tensor"

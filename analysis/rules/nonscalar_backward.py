@@ -2,9 +2,9 @@
 is not a scalar (or `torch.autograd.grad` of one without `grad_outputs`)."""
 from __future__ import annotations
 
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import code_of, is_tensor_backward, keyword_node, shape_text, source_of, torch_name
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import code_of, is_tensor_backward, keyword_node, shape_text, source_of, torch_name
 
 RUNTIME = "grad can be implicitly created only for scalar outputs"
 

@@ -1,10 +1,10 @@
 """AG107 numpy-requires-grad: `.numpy()` on a tensor that requires grad."""
 from __future__ import annotations
 
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import source_of
-from analysis.semantics.external import NdArray
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.semantics.external import NdArray
 
 RUNTIME = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
 

@@ -1,9 +1,9 @@
 """AG304 per-element-backward: one backward per element in a Python loop."""
 from __future__ import annotations
 
-from analysis.facts import TensorFacts
-from analysis.rule import Example, Report, Rule, Silent
-from analysis.rulekit import has_true_keyword, is_tensor_backward
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Example, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import has_true_keyword, is_tensor_backward
 
 
 class PerElementBackward(Rule):

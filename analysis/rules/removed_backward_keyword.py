@@ -2,9 +2,9 @@
 of `retain_graph=` before torch 0.2, which torch no longer accepts."""
 from __future__ import annotations
 
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import renamed_keyword, without_keyword
-from analysis.trace import is_backward
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import renamed_keyword, without_keyword
+from autograd_lsp.analysis.trace import is_backward
 
 OLD, NEW = "retain_variables", "retain_graph"
 RUNTIME = f"got an unexpected keyword argument '{OLD}'"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import NumberValue, TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import source_of
-from analysis.trace import AttrAssignEvent
+from autograd_lsp.analysis.facts import NumberValue, TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import AttrAssignEvent
 
 
 RUNTIME = "you can only change requires_grad flags of leaf variables."

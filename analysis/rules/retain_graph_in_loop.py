@@ -2,10 +2,10 @@
 later backward needs the graph: every iteration's graph stays alive."""
 from __future__ import annotations
 
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import has_true_keyword, is_tensor_backward, made_in_iteration, without_keyword
-from analysis.trace import backward_target, is_backward
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import has_true_keyword, is_tensor_backward, made_in_iteration, without_keyword
+from autograd_lsp.analysis.trace import backward_target, is_backward
 
 
 class RetainGraphInLoop(Rule):

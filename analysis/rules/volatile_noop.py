@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import ast
 
-from analysis import torch_api as api
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent, Warns
-from analysis.rulekit import (enclosing_block, has_true_keyword, names_bound, names_read, torch_name,
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent, Warns
+from autograd_lsp.analysis.rulekit import (enclosing_block, has_true_keyword, names_bound, names_read, torch_name,
                               without_keyword)
-from analysis.trace import CallEvent
+from autograd_lsp.analysis.trace import CallEvent
 
 RUNTIME = "volatile was removed and now has no effect"
 # Calls of code that trains: it needs the graph, so it must not move under no_grad.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import TensorFacts
-from analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from analysis.rulekit import source_of
-from analysis.trace import IndexEvent
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.trace import IndexEvent
 
 RUNTIME = "invalid index of a 0-dim tensor"
 RUNTIME_OTHER = "is out of bounds for dimension 0 with size 0"

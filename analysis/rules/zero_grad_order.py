@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 
-from analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from analysis.rulekit import sole_statement, source_of
-from analysis.trace import CallEvent, is_backward
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import sole_statement, source_of
+from autograd_lsp.analysis.trace import CallEvent, is_backward
 
 
 class ZeroGradOrder(Rule):

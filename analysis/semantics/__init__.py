@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from analysis.facts import (UNKNOWN, GradAttr, NumberValue, ObjectRef, StrValue, TensorFacts,
+from autograd_lsp.analysis.facts import (UNKNOWN, GradAttr, NumberValue, ObjectRef, StrValue, TensorFacts,
                             Tri, TupleValue, Unknown, Value)
 
 # qualname -> fn(call) for torch functions and classes (and other libraries' names).
@@ -127,7 +127,7 @@ class Call:
 
 def truth(value) -> Tri:
     """Python truthiness of a value, when known."""
-    from analysis.facts import NONE, FunctionValue, BoundMethod, ClassValue
+    from autograd_lsp.analysis.facts import NONE, FunctionValue, BoundMethod, ClassValue
     if isinstance(value, NumberValue):
         return None if value.value is None else bool(value.value)
     if value is NONE:
@@ -181,7 +181,7 @@ def find_function(qualname: str):
 
 def _load() -> None:
     # The families register themselves on import.
-    from analysis.semantics import (autograd, builtins, containers, data, external, nn,  # noqa: F401
+    from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data, external, nn,  # noqa: F401
                                     optim, tensors)
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from analysis import torch_api as api
-from analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
                             TensorFacts, TorchName, TupleValue, Unknown)
-from analysis.semantics import Call, function, method, truth
+from autograd_lsp.analysis.semantics import Call, function, method, truth
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def any_leaf_may_have_grad(call: Call) -> None:
 
 @function("torch.autograd.backward")
 def _autograd_backward(call: Call):
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics.builtins import iterate
     tensors = call.arg(0, "tensors")
     items = [tensors] if isinstance(tensors, TensorFacts) else (
         iterate(call, tensors).elements or [iterate(call, tensors).element])
@@ -170,7 +170,7 @@ class GradResult:
 
 @function("torch.autograd.grad")
 def _autograd_grad(call: Call):
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     state = call.state
     create = call.flag(None, "create_graph", False)
     keyword = retain_keyword(call)
@@ -178,7 +178,7 @@ def _autograd_grad(call: Call):
     outputs = call.arg(0, "outputs")
     inputs = call.arg(1, "inputs")
     if not isinstance(outputs, TensorFacts):
-        from analysis.semantics.builtins import iterate
+        from autograd_lsp.analysis.semantics.builtins import iterate
         items = iterate(call, outputs).elements
         if items:
             # A sequence of outputs: what rules say of element 0 holds of it.
@@ -200,12 +200,12 @@ def _autograd_grad(call: Call):
     count = _count(call, inputs)
     if count is not None:
         return TupleValue(tuple(item for _ in range(count)))
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     return containers.new_list(call, None, item=item, nonempty=True)
 
 
 def _count(call: Call, inputs):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     if isinstance(inputs, TensorFacts):
         return 1
     if isinstance(inputs, TupleValue):
@@ -222,7 +222,7 @@ def _gradcheck(call: Call):
     """Tells rules the input tensors, with the node naming each when the inputs are
     written as a tuple or list."""
     import ast
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics.builtins import iterate
     inputs = call.arg(1, "inputs")
     node = None
     if call.node is not None:
@@ -244,7 +244,7 @@ def _variable(call: Call):
     """`Variable(t)`: since torch 0.4 a new leaf sharing `t`'s data, cut from `t`'s
     graph, requiring grad only when asked (`requires_grad=True`); `volatile=` does
     nothing."""
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     data = call.arg(0, "data")
     flag = call.flag(1, "requires_grad", False)
     if not isinstance(data, TensorFacts):
@@ -274,7 +274,7 @@ def _grad_inplace(call: Call):
         "tolist", "size", "dim", "numel", "__getitem__", "requires_grad_", "detach_")
 def _grad_read(call: Call):
     """Reading a gradient: a tensor that does not require grad (when it is set)."""
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     owner = call.state.fresh(call.receiver.owner)
     if owner.grad == "none":
         return UNKNOWN

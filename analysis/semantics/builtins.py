@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, replace
 
-from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
                             GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TorchName, Tri, TupleValue, Unknown, join)
-from analysis.semantics import Call, builtin, truth
+from autograd_lsp.analysis.semantics import Call, builtin, truth
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
     """What iterating `value` gives. `small_ranges`: list the numbers of a short
     `range` (a comprehension builds one item per number; a `for` loop over epochs is
     better summarised in two passes)."""
-    from analysis.semantics import containers, data, nn, tensors
+    from autograd_lsp.analysis.semantics import containers, data, nn, tensors
     state = call.state
     if isinstance(value, RangeValue):
         if small_ranges and value.count is not None and value.count <= 8:
@@ -81,7 +81,7 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
 def unpack(state, value, count: int | None):
     """The items of `value` when it is unpacked into `count` targets (None: any
     number); None when they are not known."""
-    from analysis.semantics import containers, tensors
+    from autograd_lsp.analysis.semantics import containers, tensors
     if isinstance(value, TupleValue):
         items = list(value.items)
     elif isinstance(value, ObjectRef) and value.kind == "list":
@@ -180,7 +180,7 @@ def havoc(call: Call) -> None:
     """A call the analysis cannot see into: what it was handed may have changed.
     A tensor's `.grad` may now be filled (it may run backward); a list or dict may
     hold other items; a module's or optimizer's gradients may have been cleared."""
-    from analysis.semantics import autograd, containers, nn
+    from autograd_lsp.analysis.semantics import autograd, containers, nn
     state = call.state
     if call.method == "backward":
         # A backward through a graph we do not know may fill any leaf's .grad.
@@ -230,7 +230,7 @@ def _range(call: Call):
 
 @builtin("len")
 def _len(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     value = call.arg(0)
     if isinstance(value, TupleValue):
         return NumberValue("int", len(value.items))
@@ -244,7 +244,7 @@ def _len(call: Call):
 
 @builtin("enumerate")
 def _enumerate(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     inner = iterate(call, call.arg(0))
     if inner.elements is not None:
         return containers.new_list(call, [TupleValue((NumberValue("int", i), e))
@@ -255,7 +255,7 @@ def _enumerate(call: Call):
 
 @builtin("zip")
 def _zip(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     if call.starred:
         return containers.new_list(call, None)
     inners = [iterate(call, a) for a in call.args]
@@ -270,7 +270,7 @@ def _zip(call: Call):
 
 @builtin("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter")
 def _sequence(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     name = call.node.func.id if isinstance(call.node.func, ast.Name) else "list"
     if not call.args:
         return TupleValue(()) if name == "tuple" else containers.new_list(call, [])
@@ -296,7 +296,7 @@ def _next(call: Call):
 
 @builtin("dict")
 def _dict(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     if call.args:
         return containers.new_dict(call, {}, False)
     return containers.new_dict(call, dict(call.kwargs), not call.starred)
@@ -304,7 +304,7 @@ def _dict(call: Call):
 
 @builtin("sum")
 def _sum(call: Call):
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     inner = iterate(call, call.arg(0))
     total = call.arg(1, "start", NumberValue("int", 0))
     values = inner.elements if inner.elements is not None else [inner.element]
@@ -324,7 +324,7 @@ def _min_max(call: Call):
 
 @builtin("abs", "round")
 def _abs(call: Call):
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     value = call.arg(0)
     if isinstance(value, TensorFacts):
         return tensors.derived(call, "abs", [value], shape=value.shape, dtype=value.dtype)
@@ -364,7 +364,7 @@ def _harmless(call: Call):
     if name in ("staticmethod", "classmethod", "property") and call.args:
         return call.arg(0)
     if name in ("map", "filter"):
-        from analysis.semantics import containers
+        from autograd_lsp.analysis.semantics import containers
         return containers.new_list(call, None)
     return UNKNOWN
 
@@ -385,7 +385,7 @@ _PY_TYPES = {"int": ("int", "bool"), "float": ("float",), "bool": ("bool",), "co
 
 
 def _instance_of(value, cls) -> Tri:
-    from analysis.semantics import nn
+    from autograd_lsp.analysis.semantics import nn
     if isinstance(cls, TorchName):
         name = cls.qualname
         if isinstance(value, TensorFacts):
@@ -423,7 +423,7 @@ def _instance_of(value, cls) -> Tri:
 
 @builtin("super")
 def _super(call: Call):
-    from analysis.semantics import objects
+    from autograd_lsp.analysis.semantics import objects
     return objects.make_super(call)
 
 
@@ -439,8 +439,8 @@ def _getattr(call: Call):
 
 @builtin("setattr")
 def _setattr(call: Call):
-    from analysis.semantics import objects
-    from analysis.semantics import nn
+    from autograd_lsp.analysis.semantics import objects
+    from autograd_lsp.analysis.semantics import nn
     name = call.arg(1)
     target = call.arg(0)
     known = name.value if isinstance(name, StrValue) and name.value is not None else None

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 
-from analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
                             TupleValue, Unknown, join)
-from analysis.semantics import Call, method
-from analysis.semantics.builtins import SliceValue
-from analysis.trace import StoreEvent
+from autograd_lsp.analysis.semantics import Call, method
+from autograd_lsp.analysis.semantics.builtins import SliceValue
+from autograd_lsp.analysis.trace import StoreEvent
 
 
 def _join_all(values):
@@ -84,7 +84,7 @@ def entries_of(state, ref: ObjectRef):
 
 
 def iterate(call: Call, ref: ObjectRef):
-    from analysis.semantics.builtins import Iteration
+    from autograd_lsp.analysis.semantics.builtins import Iteration
     state = call.state
     attrs = state.attrs(ref)
     if ref.kind == "list":
@@ -119,7 +119,7 @@ def _key(index):
 
 
 def getitem(walker, state, base, index, node, frame, ctx):
-    from analysis.semantics import data, nn
+    from autograd_lsp.analysis.semantics import data, nn
     if isinstance(index, SliceValue) and (isinstance(base, TupleValue) or (
             isinstance(base, ObjectRef) and base.kind == "list")):
         items = list(base.items) if isinstance(base, TupleValue) else known_items(state, base)
@@ -268,7 +268,7 @@ def _insert(call: Call):
 
 @method("list", "extend")
 def _extend(call: Call):
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics.builtins import iterate
     state = call.state
     ref = call.receiver
     inner = iterate(call, call.arg(0))

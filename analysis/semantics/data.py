@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue, TensorFacts,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue, TensorFacts,
                             TupleValue, Unknown)
-from analysis.semantics import Call, function, method, shapes
+from autograd_lsp.analysis.semantics import Call, function, method, shapes
 
 
 @function("torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset")
@@ -53,7 +53,7 @@ def _data_loader(call: Call):
 
 @function("torch.utils.data.random_split", "torch.utils.data.dataset.random_split")
 def _random_split(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     dataset = call.arg(0, "dataset")
     item, _ = dataset_facts(call, dataset)
     part = ObjectRef(call.new_id(1), "dataset", "torch.utils.data.Subset")
@@ -86,7 +86,7 @@ def dataset_facts(call: Call, dataset):
             return state.fresh(attrs["item"]), length.value if isinstance(length, NumberValue) else None
         return dataset_item(call, dataset), None
     if isinstance(dataset, ObjectRef) and dataset.kind == "list":
-        from analysis.semantics import containers
+        from autograd_lsp.analysis.semantics import containers
         items = containers.known_items(state, dataset)
         return containers.item_of(state, dataset), len(items) if items is not None else None
     if isinstance(dataset, TensorFacts):
@@ -104,7 +104,7 @@ def dataset_item(call: Call, dataset: ObjectRef):
     if isinstance(cls, ClassValue):
         getitem = cls.lookup("__getitem__")
         if getitem is not None:
-            from analysis.facts import BoundMethod
+            from autograd_lsp.analysis.facts import BoundMethod
             inner = Call(call.node, [NumberValue("int")], {}, state, call.ctx, call.walker, call.frame)
             value, _ = call.walker.apply(BoundMethod(getitem, dataset), inner)
             return state.fresh(value)
@@ -114,7 +114,7 @@ def dataset_item(call: Call, dataset: ObjectRef):
 def collate(call: Call, item, batch, depth: int):
     """What the default collate makes of items like `item`: tensors stacked along a
     new batch dimension, numbers made tensors, tuples and dicts collated inside."""
-    from analysis.semantics import containers, tensors
+    from autograd_lsp.analysis.semantics import containers, tensors
     state = call.state
     item = state.fresh(item)
     if depth > 3:
@@ -147,7 +147,7 @@ def collate(call: Call, item, batch, depth: int):
 
 
 def iterate(call: Call, ref: ObjectRef):
-    from analysis.semantics.builtins import Iteration
+    from autograd_lsp.analysis.semantics.builtins import Iteration
     state = call.state
     attrs = state.attrs(ref)
     if ref.kind == "loader":

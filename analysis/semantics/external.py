@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TupleValue, Unknown)
-from analysis.semantics import PREFIXES, Call, function, method
+from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def _graph_tensor(call: Call):
     """A tensor that requires grad among what a NumPy function converts with
     `__array__`: its first argument when it builds an array from it, or the items of
     a list or tuple given there."""
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     value = call.arg(0)
     if isinstance(value, TensorFacts):
         # Reductions call a lone tensor's own method instead of converting it.
@@ -180,8 +180,8 @@ for _name in ("tqdm.tqdm", "tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm
 
 @function("itertools.chain")
 def _chain(call: Call):
-    from analysis.semantics import containers
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics import containers
+    from autograd_lsp.analysis.semantics.builtins import iterate
     elements, item = [], None
     known = not call.starred
     for value in call.args:
@@ -193,7 +193,7 @@ def _chain(call: Call):
     if known:
         lst = containers.new_list(call, elements)
     else:
-        from analysis.facts import join
+        from autograd_lsp.analysis.facts import join
         for value in call.args:
             el = iterate(call, value).element
             item = el if item is None else join(item, el)
@@ -208,7 +208,7 @@ def _chain(call: Call):
 
 @function("collections.defaultdict", "collections.OrderedDict", "collections.Counter")
 def _collections(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     if call.qualname and call.qualname.endswith("OrderedDict") and not call.args:
         return containers.new_dict(call, dict(call.kwargs), True)
     return containers.new_dict(call, {}, False)

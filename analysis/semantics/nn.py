@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis import torch_api as api
-from analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue,
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TorchName, TupleValue, Unknown, dtype_kind)
-from analysis.semantics import PREFIXES, Call, function, method, shapes, truth
-from analysis.semantics import tensors as t_ops
-from analysis.trace import InplaceEvent
+from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method, shapes, truth
+from autograd_lsp.analysis.semantics import tensors as t_ops
+from autograd_lsp.analysis.trace import InplaceEvent
 
 _LOSSES = api.NN_LOSSES
 _WITH_PARAMS = api.NN_LAYERS_WITH_PARAMS
@@ -126,8 +126,8 @@ def new_module(call: Call, cls, attrs: dict) -> ObjectRef:
 
 
 def make_container(call: Call, name: str):
-    from analysis.semantics import containers
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics import containers
+    from autograd_lsp.analysis.semantics.builtins import iterate
     state = call.state
     if name in ("Sequential", "ModuleList", "ParameterList"):
         items = list(call.args)
@@ -251,7 +251,7 @@ def parameters_of(state, ref, seen: set | None = None):
 
 
 def _modules_in_container(state, ref):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     items = containers.known_items(state, ref) if ref.kind == "list" else (
         list((containers.entries_of(state, ref) or {}).values()) if containers.entries_of(state, ref)
         is not None else None)
@@ -494,7 +494,7 @@ def _rnn_outputs(call: Call, name: str, attrs: dict, first, out):
 
 @method("module", "parameters")
 def _parameters(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     params, complete = parameters_of(call.state, call.receiver)
     ref = containers.new_list(call, params if complete else None,
                               item=None if complete else _param_summary(params), nonempty=True)
@@ -505,7 +505,7 @@ def _parameters(call: Call):
 
 
 def _param_summary(params):
-    from analysis.facts import join
+    from autograd_lsp.analysis.facts import join
     out = UNKNOWN
     for i, p in enumerate(params):
         out = p if i == 0 else join(out, p)
@@ -514,7 +514,7 @@ def _param_summary(params):
 
 @method("module", "named_parameters")
 def _named_parameters(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     params, complete = parameters_of(call.state, call.receiver)
     pairs = [TupleValue((StrValue(), p)) for p in params]
     if complete:
@@ -524,7 +524,7 @@ def _named_parameters(call: Call):
 
 @method("module", "children", "modules", "named_children", "named_modules")
 def _children(call: Call):
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     state = call.state
     if call.method in ("children", "named_children"):
         named = _named_children(state, call.receiver)
@@ -696,8 +696,8 @@ def _module_extend(call: Call):
 
 
 def iterate_module(call: Call, ref: ObjectRef):
-    from analysis.semantics.builtins import Iteration
-    from analysis.facts import join
+    from autograd_lsp.analysis.semantics.builtins import Iteration
+    from autograd_lsp.analysis.facts import join
     state = call.state
     attrs = state.attrs(ref)
     items = attrs.get("_items")

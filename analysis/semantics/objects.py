@@ -8,13 +8,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
                             FunctionValue, GradAttr, MethodOf, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TorchName, TupleValue, Unknown)
-from analysis.semantics import Call, find_method
-from analysis.semantics import nn as nn_ops
-from analysis.semantics import optim as optim_ops
-from analysis.trace import AttrAssignEvent
+from autograd_lsp.analysis.semantics import Call, find_method
+from autograd_lsp.analysis.semantics import nn as nn_ops
+from autograd_lsp.analysis.semantics import optim as optim_ops
+from autograd_lsp.analysis.trace import AttrAssignEvent
 
 # Which class a method was defined in (for `super()`), by function.
 _OWNER: dict = {}
@@ -40,7 +40,7 @@ def make_class(walker, node: ast.ClassDef, state, frame, ctx) -> ClassValue:
     # The class body runs in a namespace of its own.
     saved = state.names
     state.names = {}
-    from analysis.walker import Frame
+    from autograd_lsp.analysis.walker import Frame
     body_frame = Frame(None, frame.source, saved if frame.globals is None else frame.globals,
                        frame.closure, prefix=frame.prefix, depth=frame.depth, module=frame.module,
                        sites=frame.sites)
@@ -158,7 +158,7 @@ def get_attribute(walker, ref: ObjectRef, name: str, state, node, frame, ctx):
 
 
 def set_attribute(walker, target, receiver, name: str, value, value_node, state, frame, ctx) -> None:
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     walker.emit(AttrAssignEvent(target, ctx, receiver, name, value, value_node))
     if isinstance(receiver, TensorFacts):
         tensors.assign_attribute(walker.call_for(target, state, frame, ctx), receiver, name, value)
@@ -181,7 +181,7 @@ def call_object(walker, ref: ObjectRef, call: Call):
         method = cls.lookup("__call__")
         if isinstance(method, FunctionValue):
             return walker.invoke_user(method, [ref, *call.args], call), True
-    from analysis.semantics.builtins import havoc
+    from autograd_lsp.analysis.semantics.builtins import havoc
     havoc(call)
     return UNKNOWN, False
 
@@ -241,7 +241,7 @@ def call_super(walker, method: SuperMethod, call: Call):
             return fn(call), False
     if method.name == "__init__":
         return NONE, False
-    from analysis.semantics.builtins import havoc
+    from autograd_lsp.analysis.semantics.builtins import havoc
     havoc(call)
     return UNKNOWN, False
 

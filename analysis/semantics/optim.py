@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from analysis import torch_api as api
-from analysis.facts import (NONE, UNKNOWN, FunctionValue, BoundMethod, NumberValue, ObjectRef,
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, BoundMethod, NumberValue, ObjectRef,
                             StrValue, TensorFacts, TupleValue, Unknown)
-from analysis.semantics import PREFIXES, Call, function, method
-from analysis.semantics import nn as nn_ops
+from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
+from autograd_lsp.analysis.semantics import nn as nn_ops
 
 
 def tids_of(tid) -> list:
@@ -21,8 +21,8 @@ def tids_of(tid) -> list:
 def collect_params(call: Call, value, depth: int = 0):
     """(tensors, complete, module ids) handed to an optimizer: `model.parameters()`,
     a list of tensors, param-group dicts, a chain of those."""
-    from analysis.semantics import containers
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics import containers
+    from autograd_lsp.analysis.semantics.builtins import iterate
     state = call.state
     value = state.fresh(value)
     if depth > 4:
@@ -71,7 +71,7 @@ def _tensor(call: Call, tid):
 
 
 def init_optimizer(call: Call, ref: ObjectRef, params_value) -> None:
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     state = call.state
     tensors, complete, modules = collect_params(call, params_value)
     call.extra["params"] = tensors
@@ -152,7 +152,7 @@ def step(call: Call, optimizer: ObjectRef | None = None):
                          salt=call.salt + ("closure", index))
             result, _ = call.walker.apply(closure, inner)
         call.state.no_grad = saved
-    from analysis.semantics.autograd import iteration
+    from autograd_lsp.analysis.semantics.autograd import iteration
     params, complete = owned(call.state, optimizer)
     call.extra["params"] = frozenset(p.tid for p in params)
     call.extra["complete"] = complete
@@ -204,7 +204,7 @@ def _grad_scaler(call: Call):
 
 @method("scaler", "scale")
 def _scale(call: Call):
-    from analysis.semantics import tensors
+    from autograd_lsp.analysis.semantics import tensors
     value = call.arg(0)
     if isinstance(value, TensorFacts):
         return tensors.binary(call, "mul", value, NumberValue("float"))

@@ -2,7 +2,7 @@
 batch) or None. Every function returns None (unknown) rather than guess."""
 from __future__ import annotations
 
-from analysis.facts import Shape, Sym
+from autograd_lsp.analysis.facts import Shape, Sym
 
 
 def broadcast(*shapes: Shape) -> Shape:

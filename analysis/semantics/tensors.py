@@ -13,12 +13,12 @@ import ast
 import math
 from dataclasses import replace
 
-from analysis import torch_api as api
-from analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NumberValue,
+from autograd_lsp.analysis import torch_api as api
+from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NumberValue,
                             ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
                             dtype_kind)
-from analysis.semantics import Call, function, method, shapes
-from analysis.trace import AttrReadEvent, InplaceEvent
+from autograd_lsp.analysis.semantics import Call, function, method, shapes
+from autograd_lsp.analysis.trace import AttrReadEvent, InplaceEvent
 
 
 # -- building tensors --------------------------------------------------------------------------
@@ -522,7 +522,7 @@ def _size_arguments(call: Call, skip: int = 0):
     if call.starred:
         return None
     if len(values) == 1 and isinstance(values[0], ObjectRef) and values[0].kind == "list":
-        from analysis.semantics import containers
+        from autograd_lsp.analysis.semantics import containers
         items = containers.known_items(call.state, values[0])
         if items is None:
             return None
@@ -619,12 +619,12 @@ def _arange_dtype(args: list) -> str | None:
 
 def _data_shape_dtype(call: Call, data):
     """Shape and dtype of the data given to `torch.tensor`."""
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     if isinstance(data, NumberValue):
         return (), {"int": "int64", "float": "float32", "bool": "bool", "complex": "complex64"}.get(data.kind)
     if isinstance(data, TensorFacts):
         return data.shape, data.dtype
-    from analysis.semantics.external import NdArray
+    from autograd_lsp.analysis.semantics.external import NdArray
     if isinstance(data, NdArray):
         return None, data.dtype
     items = None
@@ -657,7 +657,7 @@ def _data_shape_dtype(call: Call, data):
 
 def data_tensors(call: Call):
     """`torch.tensor([t1, t2])`: the tensors given inside the data, if any."""
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     data = call.arg(0, "data")
     items = None
     if isinstance(data, TupleValue):
@@ -702,7 +702,7 @@ def legacy_constructor(call: Call):
 
 @function("torch.from_numpy")
 def _from_numpy(call: Call):
-    from analysis.semantics.external import NdArray
+    from autograd_lsp.analysis.semantics.external import NdArray
     array = call.arg(0)
     dtype = array.dtype if isinstance(array, NdArray) else None
     return new_tensor(call, False, True, dtype=dtype, reason="never", device="cpu", ignore_no_grad=True)
@@ -750,7 +750,7 @@ def _matmul(call: Call):
 @function("torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
           "torch.vstack")
 def _cat(call: Call):
-    from analysis.semantics.builtins import iterate
+    from autograd_lsp.analysis.semantics.builtins import iterate
     name = call.qualname.rsplit(".", 1)[-1]
     inner = iterate(call, call.arg(0, "tensors"))
     items = inner.elements if inner.elements is not None else [inner.element]
@@ -922,7 +922,7 @@ def _register_torch_families():
 
 
 def _registered():
-    from analysis.semantics import FUNCTIONS
+    from autograd_lsp.analysis.semantics import FUNCTIONS
     return FUNCTIONS
 
 
@@ -972,7 +972,7 @@ def _tolist(call: Call):
 
 @tensor_method("numpy")
 def _numpy(call: Call):
-    from analysis.semantics.external import ndarray_of
+    from autograd_lsp.analysis.semantics.external import ndarray_of
     return ndarray_of(call, call.receiver)
 
 
@@ -1012,7 +1012,7 @@ def _retain_grad(call: Call):
 
 @tensor_method("backward")
 def _backward(call: Call):
-    from analysis.semantics import autograd
+    from autograd_lsp.analysis.semantics import autograd
     autograd.backward(call, call.receiver)
     return NONE
 
@@ -1262,7 +1262,7 @@ def _pieces(call: Call):
         row_shape = t.shape[1:]
         return TupleValue(tuple(replace(piece, shape=row_shape) if isinstance(piece, TensorFacts)
                                 else piece for _ in range(t.shape[0])))
-    from analysis.semantics import containers
+    from autograd_lsp.analysis.semantics import containers
     return containers.new_list(call, None, item=piece)
 
 
@@ -1431,7 +1431,7 @@ __all__ = ["new_tensor", "derived", "binary", "reduction", "converted", "getitem
 
 def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
     """`t.grad = None`, `t.requires_grad = True`, `t.data = ...`."""
-    from analysis.semantics import truth
+    from autograd_lsp.analysis.semantics import truth
     state = call.state
     t = state.fresh(t)
     if name == "grad":

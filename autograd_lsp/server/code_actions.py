@@ -16,9 +16,9 @@ import difflib
 
 from lsprotocol import types
 
-from analysis import SYNTAX_CODE, Finding, Fix, TextEdit
-from analysis.source import SourceText
-from analysis.suppression import NOQA
+from autograd_lsp.analysis import SYNTAX_CODE, Finding, Fix, TextEdit
+from autograd_lsp.analysis.source import SourceText
+from autograd_lsp.analysis.suppression import NOQA
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.server.diagnostics import SOURCE, to_diagnostic
 from autograd_lsp.server.documents import Analysis

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from analysis import Finding
+from autograd_lsp.analysis import Finding
 from autograd_lsp.server.documents import Analysis
 from autograd_lsp.server.positions import LineIndex
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from analysis import Analyzer, Finding
+from autograd_lsp.analysis import Analyzer, Finding
 from autograd_lsp.server.positions import LineIndex
 from autograd_lsp.server.settings import DocumentSettings
 

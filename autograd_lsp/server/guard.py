@@ -39,7 +39,7 @@ def report_exception(ls, where: str) -> None:
     the source it spans) and formatting it would hold the event loop."""
     import sys
 
-    from analysis.errors import describe_error
+    from autograd_lsp.analysis.errors import describe_error
     error = sys.exc_info()[1]
     if error is None:
         log_to_client(ls, f"autograd-lsp: {where} failed", types.MessageType.Error)

@@ -10,10 +10,10 @@ import re
 
 from lsprotocol import types
 
-from analysis import all_rules, rule_by_key
-from analysis.facts import NumberValue, ObjectRef, TensorFacts
-from analysis.graph import backward_graph
-from analysis.suppression import NOQA
+from autograd_lsp.analysis import all_rules, rule_by_key
+from autograd_lsp.analysis.facts import NumberValue, ObjectRef, TensorFacts
+from autograd_lsp.analysis.graph import backward_graph
+from autograd_lsp.analysis.suppression import NOQA
 from autograd_lsp.server.hover_docs import HOW_USED, api_doc
 from autograd_lsp.server.linting import analyse_now
 from autograd_lsp.server.texts import text
@@ -161,7 +161,7 @@ def _tri(value, locale: str) -> str:
 def _shape(shape, locale: str) -> str:
     if shape is None:
         return text("unknown", locale)
-    from analysis.rulekit import dim_text
+    from autograd_lsp.analysis.rulekit import dim_text
     dims = ", ".join(dim_text(d) for d in shape)
     if not shape:
         return f"{text('scalar', locale)} `()`"

@@ -10,7 +10,7 @@ import asyncio
 import os
 import threading
 
-from analysis.engine import AnalysisStopped
+from autograd_lsp.analysis.engine import AnalysisStopped
 from autograd_lsp.server.diagnostics import to_diagnostics
 from autograd_lsp.server.documents import (ANALYSIS_TIMEOUT_ENV, ANALYSIS_TIMEOUT_SECONDS,
                                            MAX_DOCUMENT_CHARS, Analysis, path_of)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from analysis import Settings
+from autograd_lsp.analysis import Settings
 from autograd_lsp.notebooks import CellFinding, NotebookProgram, fix_cells, place_findings
 from autograd_lsp.server.diagnostics import to_diagnostics
 from autograd_lsp.server.documents import Analysis, path_of

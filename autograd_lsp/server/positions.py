@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from analysis import Finding, TextEdit
-from analysis.source import SourceText
+from autograd_lsp.analysis import Finding, TextEdit
+from autograd_lsp.analysis.source import SourceText
 
 UTF8 = types.PositionEncodingKind.Utf8
 UTF16 = types.PositionEncodingKind.Utf16

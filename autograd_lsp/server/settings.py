@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from analysis import Settings
+from autograd_lsp.analysis import Settings
 from autograd_lsp.config import check_values
 
 SECTION = "autograd-lsp"

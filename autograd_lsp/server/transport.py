@@ -320,7 +320,7 @@ def _id_of(data):
 
 
 def _short(exc: BaseException) -> str:
-    from analysis.errors import describe_error
+    from autograd_lsp.analysis.errors import describe_error
     cause = exc.__cause__ or exc
     return describe_error(cause, 200)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import Settings, analyze
-from analysis.edits import apply_edits
+from autograd_lsp.analysis import Settings, analyze
+from autograd_lsp.analysis.edits import apply_edits
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "train_example.py"

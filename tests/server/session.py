@@ -36,7 +36,7 @@ AG101_SOURCE = (
 
 def core_findings(source: str, locale: str = "en"):
     """What the core reports on `source`: the expectations the server must carry over."""
-    from analysis import Settings, analyze
+    from autograd_lsp.analysis import Settings, analyze
     return analyze(source, Settings.build(locale=locale))
 
 

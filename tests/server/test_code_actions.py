@@ -7,8 +7,8 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from analysis import Settings, all_rules
-from analysis.edits import apply_edits
+from autograd_lsp.analysis import Settings, all_rules
+from autograd_lsp.analysis.edits import apply_edits
 from autograd_lsp.fixing import fix_text
 from tests.server.session import AG101_SOURCE, ALL_PROFILES, apply_lsp_edits, codes, core_findings, \
     diagnostics, edits_of, open_document, session

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from analysis import rule_by_key
+from autograd_lsp.analysis import rule_by_key
 from autograd_lsp.server.hover_docs import DOCS, api_doc
 from tests.server.session import diagnostics, open_document, session
 

@@ -13,7 +13,7 @@ URI = "file:///tmp/autograd_lsp_test/lifecycle.py"
 # The server with a core that fails on any text containing "CRASH" (in analyze
 # and in facts_at): what an unforeseen bug in the analysis looks like.
 CRASHING_SERVER = [sys.executable, "-c", """
-import analysis.engine as engine
+import autograd_lsp.analysis.engine as engine
 analyze, facts_at = engine.Analyzer.analyze, engine.Analyzer.facts_at
 def failing_analyze(self, source, settings=None, **options):
     if "CRASH" in source:

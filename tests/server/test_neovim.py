@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import Settings, analyze
-from analysis.edits import apply_edits
+from autograd_lsp.analysis import Settings, analyze
+from autograd_lsp.analysis.edits import apply_edits
 
 from tests.editors.projects import neovim_on_path
 from tests.server.session import REPO

@@ -9,7 +9,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from analysis import Settings, analyze
+from autograd_lsp.analysis import Settings, analyze
 from tests.server.raw_client import PULL, RawClient
 
 START = ("import torch\n"

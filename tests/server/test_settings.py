@@ -6,7 +6,7 @@ import pytest
 from lsprotocol import types
 from pytest_lsp import client_capabilities
 
-from analysis import all_rules
+from autograd_lsp.analysis import all_rules
 from autograd_lsp.server.hover_docs import DOCS
 from autograd_lsp.server.settings import parse_editor_settings
 from autograd_lsp.server.texts import LOCALES, TEXTS, normalize_locale
