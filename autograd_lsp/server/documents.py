@@ -2,7 +2,8 @@
 
 Rules of the road:
 - Only the newest version of a document is analysed. A change schedules an
-  analysis after `DEBOUNCE_SECONDS`; a newer change cancels the wait.
+  analysis after `DEBOUNCE_SECONDS` (0 unless the user sets a wait); a newer
+  change cancels a wait that has not ended.
 - The analysis runs in a worker thread so that the server keeps reading
   messages; one analysis per document at a time (the `Analyzer` keeps caches).
 - A result whose version the client has moved past is kept as a cache but is
@@ -24,9 +25,12 @@ from autograd_lsp.analysis import Analyzer, Finding
 from autograd_lsp.server.positions import LineIndex
 from autograd_lsp.server.settings import DocumentSettings
 
-DEBOUNCE_SECONDS = 0.15
-# Overrides the debounce, in milliseconds (also `debounceMs` in initializationOptions);
-# 0 analyses on every change, for benchmarks and for clients that debounce themselves.
+# No wait by default: an analysis starts as soon as nothing runs for the document,
+# and changes that arrive while one runs are coalesced into one more run (see
+# `DocumentState.running`), so a burst of typing costs at most two analyses.
+DEBOUNCE_SECONDS = 0.0
+# A wait before analysing, in milliseconds (also `debounceMs` in initializationOptions),
+# for users who prefer diagnostics to settle after they stop typing.
 DEBOUNCE_ENV = "AUTOGRAD_LSP_DEBOUNCE_MS"
 # An analysis that takes longer is stopped: its result is never sent (it is not
 # "no problems"), and the user is told once. Overridden in milliseconds by this

@@ -7,6 +7,8 @@ import asyncio
 import pytest
 from lsprotocol import types
 
+from autograd_lsp.server.app import STATS
+
 from tests.server.session import AG101_SOURCE, ALL_PROFILES, PUSH_PROFILES, codes, core_findings, \
     diagnostics, open_document, session
 
@@ -86,11 +88,15 @@ async def test_fast_typing_publishes_only_the_newest_version():
         items = await diagnostics(client, URI, version=11)
         assert codes(items) == ["AG101"]
         await asyncio.sleep(0.4)
-        # Debounced: the versions typed in between were never published, and
-        # versions only ever go up.
+        # No wait by default, yet coalesced: changes that arrive while an analysis
+        # runs make one more run, for the newest version; versions only go up.
         versions = [p.version for p in client.published]
         assert versions == sorted(versions) and versions[-1] == 11
         assert len(versions) <= 3
+        stats = await client.protocol.send_request_async(STATS, {})
+        assert stats.debounceMs == 0
+        (analyses,) = tuple(stats.analyses)  # one document (pygls gives a named tuple)
+        assert analyses <= 3, "ten changes in a burst must not cost ten analyses"
 
 
 @pytest.mark.parametrize("profile", PUSH_PROFILES[:1])

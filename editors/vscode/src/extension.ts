@@ -62,7 +62,7 @@ async function findServer(): Promise<string[] | undefined> {
 
 function initializationOptions(): Record<string, unknown> {
   const settings = vscode.workspace.getConfiguration(SECTION);
-  const options: Record<string, unknown> = { debounceMs: settings.get<number>("debounceMs", 150) };
+  const options: Record<string, unknown> = { debounceMs: settings.get<number>("debounceMs", 0) };
   for (const key of ["enable", "select", "ignore", "severity", "locale"]) {
     const value = settings.get(key);
     if (value !== null && value !== undefined && value !== "auto") {
