@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from autograd_lsp.analysis.facts import Sym
 from autograd_lsp.analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
                             is_optimizer, target_node)
@@ -84,6 +82,7 @@ def has_true_keyword(event, keyword: str) -> bool:
 
 def with_keyword(call: ast.Call, keyword: str, value: str, at=None) -> str:
     """The call's code with `keyword=value` added (or replaced)."""
+    import libcst as cst  # only to build a fix: libcst costs 0.1 s to import
     tree = _cst_call(call, at)
     if tree is None:
         return _unparsed_with_keyword(call, keyword, value)
@@ -98,6 +97,7 @@ def with_keyword(call: ast.Call, keyword: str, value: str, at=None) -> str:
 
 def without_keyword(call: ast.Call, keyword: str, at=None) -> str:
     """The call's code with `keyword=...` removed."""
+    import libcst as cst  # only to build a fix: libcst costs 0.1 s to import
     tree = _cst_call(call, at)
     if tree is None:
         node = ast.Call(call.func, call.args, [k for k in call.keywords if k.arg != keyword])
@@ -110,6 +110,7 @@ def without_keyword(call: ast.Call, keyword: str, at=None) -> str:
 
 def renamed_keyword(call: ast.Call, old: str, new: str, at=None) -> str:
     """The call's code with the keyword `old=` spelt `new=`."""
+    import libcst as cst  # only to build a fix: libcst costs 0.1 s to import
     tree = _cst_call(call, at)
     if tree is None:
         keywords = [ast.keyword(new if k.arg == old else k.arg, k.value) for k in call.keywords]
@@ -120,6 +121,7 @@ def renamed_keyword(call: ast.Call, old: str, new: str, at=None) -> str:
 
 
 def _cst_call(call: ast.Call, at):
+    import libcst as cst  # only to build a fix: libcst costs 0.1 s to import
     text = source_of(call, at) if at is not None else None
     if text is None:
         return None

@@ -33,7 +33,7 @@ def imported_modules(importtime_stderr: str) -> set[str]:
     for line in importtime_stderr.splitlines():
         if line.startswith("import time:") and line.count("|") == 2:
             names.add(line.rsplit("|", 1)[1].strip())
-    assert "libcst" in names, "-X importtime listed nothing: the check would prove nothing"
+    assert "autograd_lsp" in names, "-X importtime listed nothing: the check would prove nothing"
     return names
 
 
@@ -106,3 +106,27 @@ def test_server_never_imports_torch(tmp_path):
             server.kill()
             server.wait()
     assert_no_torch(imported_modules(stderr.decode(errors="replace")))
+
+
+def test_version_and_help_import_no_analysis(tmp_path):
+    # Editors and scripts run `--version` to find the server: it must answer at once.
+    for args in (["--version"], ["--help"], ["check", "--help"]):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-m", "autograd_lsp", *args],
+                              cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-2000:]
+        heavy = sorted(n for n in imported_modules(done.stderr)
+                       if n.split(".")[0] in ("libcst", "lsprotocol", "pygls", "torch")
+                       or n.startswith("autograd_lsp.analysis"))
+        assert not heavy, f"{args} imported {heavy[:5]}"
+
+
+def test_analysing_without_a_fix_to_build_needs_no_libcst(tmp_path):
+    # libcst (0.1 s to import) only builds the fixes that rewrite a call's arguments.
+    (tmp_path / "train.py").write_text(SOURCE)
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "autograd_lsp", "check",
+                           "--no-cache", "train.py"], cwd=tmp_path, env=_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "AG101" in done.stdout, done.stdout + done.stderr[-2000:]
+    names = imported_modules(done.stderr)
+    assert "autograd_lsp.analysis.engine" in names
+    assert "libcst" not in names

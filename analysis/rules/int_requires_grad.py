@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import ast
 
-import libcst as cst
-
 from autograd_lsp.analysis import torch_api as api
 from autograd_lsp.analysis.facts import NumberValue, TensorFacts, dtype_kind
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
@@ -158,10 +156,11 @@ def _only_int_literals(node) -> bool:
     return False
 
 
-class _ToFloat(cst.CSTTransformer):
-    def leave_Integer(self, original, updated):
-        return cst.Float(updated.value + ".0")
-
-
 def _as_floats(text: str) -> str:
-    return cst.Module(body=[]).code_for_node(cst.parse_expression(text).visit(_ToFloat()))
+    import libcst as cst  # only to build a fix: libcst costs 0.1 s to import
+
+    class ToFloat(cst.CSTTransformer):
+        def leave_Integer(self, original, updated):
+            return cst.Float(updated.value + ".0")
+
+    return cst.Module(body=[]).code_for_node(cst.parse_expression(text).visit(ToFloat()))
