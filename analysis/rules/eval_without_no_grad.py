@@ -66,6 +66,24 @@ class EvalWithoutNoGrad(Rule):
             "probe = net(torch.randn(3, 5))\n"
             "evaluate([(torch.randn(3, 5), torch.tensor([0, 1, 1]))])\n",
             Silent("probe.grad_fn is not None", "each evaluation batch records a graph"), line=8),
+        # A prediction after the training loop is over.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "model = nn.Linear(6, 2)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for step in range(3):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = model(torch.randn(4, 6)).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "def predict(model, features):\n"
+            "    model.eval()\n"
+            "    scores = model(features)\n"
+            "    return scores.argmax(dim=1).tolist()\n"
+            "print(predict(model, torch.randn(2, 6)))\n",
+            Silent("model(torch.randn(2, 6)).grad_fn is not None",
+                   "the prediction records a graph that is never used"), line=12),
     )
     good = (
         # `import torch.utils.data` binds `torch` itself: its no_grad is torch's.
@@ -130,9 +148,8 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if _inside_forward(event):
                 continue      # a layer called by a model's own forward: the model's call is reported
-            if not event.ctx.loops and any(is_backward(e) or e.qualname == "torch.autograd.grad"
-                                           for e in calls):
-                continue      # one forward outside a loop, in code that also trains: not an evaluation loop
+            if not event.ctx.loops and _backward_after(calls, event):
+                continue      # one forward outside a loop, with training still to come: it may feed it
             if _differentiated(calls, event.result):
                 continue      # a backward goes through this forward: grad mode is needed
             if self._backward_nearby(calls, event):
@@ -161,6 +178,18 @@ class EvalWithoutNoGrad(Rule):
             if near and target is None:
                 return True
         return False
+
+
+def _backward_after(calls, event) -> bool:
+    """A backward (or autograd.grad) runs after `event` (calls are in the order they ran).
+    A prediction after the training is over is still an evaluation."""
+    after = False
+    for e in calls:
+        if e is event:
+            after = True
+        elif after and (is_backward(e) or e.qualname == "torch.autograd.grad"):
+            return True
+    return False
 
 
 def _differentiated(calls, result) -> bool:
