@@ -31,7 +31,8 @@ from autograd_lsp.analysis.settings import Settings
 from autograd_lsp.analysis.state import State
 from autograd_lsp.analysis.suppression import is_suppressed
 from autograd_lsp.analysis.trace import CallSite, Context, Trace
-from autograd_lsp.analysis.walker import Frame, ModuleContext, Walker
+from autograd_lsp.analysis.source import SourceText
+from autograd_lsp.analysis.walker import ALONE_BUDGET, Frame, ModuleContext, Walker
 
 class AnalysisStopped(Exception):
     """Raised by `Analyzer.analyze` when its `should_stop` says so."""
@@ -55,6 +56,7 @@ class ParsedChunk:
     refusal: Refusal | None = None
     shape: TextShape = TextShape()
     _lines: list | None = None
+    _starts: list | None = None
     _cst: object = None
     _signature: object = None
     _free: dict = field(default_factory=dict)
@@ -87,6 +89,19 @@ class ParsedChunk:
         if text.isascii():
             return byte_column
         return len(text.encode("utf-8")[:byte_column].decode("utf-8", errors="ignore"))
+
+    def segment(self, node) -> str | None:
+        """The chunk's text of `node`, as `ast.get_source_segment` gives it, without
+        splitting the whole text into lines again at every call (that made indexing
+        a class of a hundred methods quadratic)."""
+        if getattr(node, "end_lineno", None) is None or getattr(node, "end_col_offset", None) is None:
+            return None
+        if self._starts is None:
+            self._starts = SourceText(self.text).line_starts
+        line, column, end_line, end_column = self.span(node)
+        if not (1 <= line <= len(self._starts) and 1 <= end_line <= len(self._starts)):
+            return None
+        return self.text[self._starts[line - 1] + column:self._starts[end_line - 1] + end_column]
 
     def span(self, node) -> tuple[int, int, int, int]:
         """(line, column, end line, end column) of a node, relative to the chunk."""
@@ -262,8 +277,9 @@ class Analyzer:
     def _instance(self, cls, part, state: State, context):
         """(state, `self`) for the methods of a class run on their own: an instance
         whose `__init__` ran with unknown arguments, made once for all its methods."""
-        walker = Walker()
+        walker = Walker(budget=ALONE_BUDGET)
         run_state = state.copy()
+        run_state.work = [0]
         frame = Frame(None, part, None, prefix=("instance",) + part.key, module=context)
         found = []
         self._guarded(lambda: found.append(_instance_for_alone_run(walker, cls, run_state, frame)))
@@ -323,12 +339,17 @@ class Analyzer:
 
     def _run_alone(self, function, instance, part, state: State, context, locale: str, mentions_backward: bool):
         trace = Trace(mentions_backward=mentions_backward)
-        walker = Walker(trace)
+        walker = Walker(trace, budget=ALONE_BUDGET)
         walker.torch_name = _torch_name(state.names)
         receiver = None
         if instance is not None:
             state, receiver = instance
         run_state = state.copy()
+        run_state.work = [0]    # its own budget, whatever ran before it
+        # Its callers are unknown and may call it after a backward: the `.grad` of
+        # every tensor that exists before it runs (globals, `self`'s parameters) may
+        # be set. Tensors it makes itself are still known.
+        run_state.any_grad_may_be_set()
         frame = Frame(None, part, None, prefix=("alone",) + part.key, module=context)
 
         def run():

@@ -59,7 +59,7 @@ class Relevance:
                 self._index(node, part, None)
                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
                                          ast.Import, ast.ImportFrom)):
-                    module_marked = module_marked or bool(_MARKS.search(ast.get_source_segment(part.text, node) or ""))
+                    module_marked = module_marked or bool(_MARKS.search(part.segment(node) or ""))
                     self._module_values.update(_bound_names(node))
         if not module_marked:
             self._module_values = set()
@@ -69,12 +69,12 @@ class Relevance:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             table = self._methods if cls is not None else self._functions
             table.setdefault(node.name, []).append(node)
-            self._text[id(node)] = ast.get_source_segment(part.text, node) or ""
+            self._text[id(node)] = part.segment(node) or ""
             if cls is not None and node.name in ("forward", "__call__"):
                 self._forwards.append(node)
         elif isinstance(node, ast.ClassDef):
             self._classes.setdefault(node.name, []).append(node)
-            self._text[id(node)] = "".join(ast.get_source_segment(part.text, b) or "" for b in node.bases)
+            self._text[id(node)] = "".join(part.segment(b) or "" for b in node.bases)
             for stmt in node.body:
                 self._index(stmt, part, node)
 

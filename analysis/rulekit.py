@@ -22,7 +22,8 @@ def source_of(node, at) -> str:
     """The user's own text of a node, as it stands in the chunk `at` was seen in."""
     source = getattr(getattr(at, "ctx", None), "source", None)
     if source is not None:
-        text = ast.get_source_segment(source.text, node)
+        segment = getattr(source, "segment", None)
+        text = segment(node) if segment is not None else ast.get_source_segment(source.text, node)
         if text is not None:
             return text
     return code_of(node)

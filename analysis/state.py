@@ -124,11 +124,15 @@ class State:
     # hold a gradient now. Read lazily (`_reading`) rather than written into every
     # leaf, which for a file of models costs more than the rest of the analysis.
     grads_unknown_at: int = 0
+    # Entries joined so far, shared by all copies: a join costs one step per entry
+    # it looks at, and a model of hundreds of layers makes every `if` of a builder
+    # cost thousands. Walker budgets count it (see walker.BUDGET).
+    work: list = field(default_factory=lambda: [0])
 
     def copy(self) -> "State":
         return State(dict(self.names), self.tensors.copy(), self.heap.copy(), self.freed,
                      self.clobbered, self.no_grad, self.reachable, self.made, self.clock,
-                     self.grads_unknown_at)
+                     self.grads_unknown_at, self.work)
 
     def tick(self) -> int:
         """A new time on the run's clock."""
@@ -272,13 +276,14 @@ class State:
         if not self.reachable:
             return other
         return State(_join_names(self.names, other.names),
-                     _join_tensors(self.tensors, other.tensors, self.made),
-                     _join_heaps(self.heap, other.heap),
+                     _join_tensors(self.tensors, other.tensors, self.made, self.work),
+                     _join_heaps(self.heap, other.heap, self.work),
                      # A node is freed afterwards only if it is freed on both paths.
                      _common(self.freed, other.freed),
                      _common(self.clobbered, other.clobbered),
                      self.no_grad if self.no_grad == other.no_grad else None,
-                     True, self.made, self.clock, max(self.grads_unknown_at, other.grads_unknown_at))
+                     True, self.made, self.clock, max(self.grads_unknown_at, other.grads_unknown_at),
+                     self.work)
 
 
 _EMPTY: dict = {}
@@ -317,13 +322,14 @@ def _join_names(a: dict, b: dict) -> dict:
     return out
 
 
-def _join_tensors(a: Layered, b: Layered, made: dict) -> Layered:
+def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
     if a is b:
         return a
     keys = a.changed_keys(b)
     out = Layered(a.base, {}) if keys is not None else Layered()
     if keys is None:
         keys = a.keys() | b.keys()
+    work[0] += len(keys)
     for tid in keys:
         x, y = a.get(tid), b.get(tid)
         latest = made.get(tid)
@@ -341,13 +347,14 @@ def _join_tensors(a: Layered, b: Layered, made: dict) -> Layered:
     return out
 
 
-def _join_heaps(a: Layered, b: Layered) -> Layered:
+def _join_heaps(a: Layered, b: Layered, work: list) -> Layered:
     if a is b:
         return a
     keys = a.changed_keys(b)
     out = Layered(a.base, {}) if keys is not None else Layered()
     if keys is None:
         keys = a.keys() | b.keys()
+    work[0] += len(keys)
     for oid in keys:
         x, y = a.get(oid), b.get(oid)
         if x is y:

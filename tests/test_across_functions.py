@@ -71,3 +71,29 @@ def report():
     analyzer = Analyzer()
     assert analyzer.analyze(before) == analyze(before) != []
     assert analyzer.analyze(after) == analyze(after) == []
+
+
+def test_a_method_no_one_calls_may_run_after_a_backward():
+    # A training hook (Lightning's on_before_optimizer_step) is called by a framework
+    # after backward: its module's parameters may hold gradients, so reading them
+    # is no AG103. A tensor the function makes itself still has no gradient.
+    source = '''import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(32, 2)
+
+    def on_before_optimizer_step(self, optimizer):
+        for p in self.parameters():
+            copy = p.detach().clone()
+            copy.grad = p.grad.clone()
+
+    def fresh(self):
+        w = torch.zeros(3, requires_grad=True)
+        return w.grad.clone()
+'''
+    found = [(f.code, f.line) for f in analyze(source)]
+    assert found == [("AG103", 17)]

@@ -86,3 +86,22 @@ def test_facts_below_the_first_line_of_a_loop_in_a_cr_only_file():
     analyzer.analyze(text)
     found = analyzer.facts_at(5, 8)       # the `y` of `z = y`
     assert found is not None and found[0] == "y"
+
+
+@pytest.mark.parametrize("text", [
+    "def f(x):\n    return x + 1\n\nclass C(A, B):\n    def m(self):\n        y = 'é' + \"ü\"  # ç\n        return y\n",
+    "x = (1 +\r\n     2)\rz = 'ab'\n\x0cw = [1,\n 2]\n",
+    "s = '''a\nb'''\nt = f'{s!r:>{3}}'\n",
+])
+def test_chunk_segments_are_the_source_segments_ast_gives(text):
+    # ParsedChunk.segment replaces ast.get_source_segment, which splits the whole
+    # text at every call; the two must agree on every node, whatever the line ends.
+    import ast
+
+    from autograd_lsp.analysis.engine import ParsedChunk
+    tree = ast.parse(text)
+    part = ParsedChunk(text, tree)
+    nodes = [node for node in ast.walk(tree) if hasattr(node, "end_lineno")]
+    assert nodes
+    for node in nodes:
+        assert part.segment(node) == ast.get_source_segment(text, node)

@@ -105,3 +105,15 @@ def test_a_changed_module_is_read_again():
     assert os.path.join(ROOT, "models.py") in stale
     assert analyzer.forget_modules(stale) is True
     assert analyzer.analyze(text, path=os.path.join(ROOT, "train.py")) == []
+
+
+def test_a_project_module_rewritten_on_disk_is_read_again(tmp_path):
+    # read_file keeps texts while a file's stat is unchanged: a rewrite must show.
+    from autograd_lsp.project import read_file
+    module = tmp_path / "models.py"
+    module.write_text("A = 1\n")
+    assert read_file(str(module)) == "A = 1\n"
+    module.write_text("A = 22\n")
+    assert read_file(str(module)) == "A = 22\n"
+    module.unlink()
+    assert read_file(str(module)) is None
