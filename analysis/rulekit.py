@@ -8,6 +8,7 @@ import copy
 import tokenize
 
 from autograd_lsp.analysis.facts import Sym
+from autograd_lsp.analysis.rule import Edit
 from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
                             is_optimizer, target_node)
@@ -68,6 +69,17 @@ def receiver_text(outer, at) -> str:
     of `(a + b).data[0]`), or put in parentheses when it binds looser than `.` and
     has none (code printed from the tree)."""
     return _split_receiver(outer, at)[0]
+
+
+def after_receiver(outer, text: str, at) -> Edit:
+    """The edit that puts `text` (".detach()") right after the receiver of `outer`:
+    `w.numpy()` -> `w.detach().numpy()`, `(w * 2).numpy()` -> `(w * 2).detach().numpy()`."""
+    receiver, rest = _split_receiver(outer, at)
+    inner = _receiver_of(outer)
+    if receiver == source_of(inner, at):
+        return Edit("insert_after", inner, text, at)
+    # The receiver's parentheses lie outside its node: rewrite the whole of `outer`.
+    return Edit("replace", outer, receiver + text + rest, at)
 
 
 def _receiver_of(outer):

@@ -210,3 +210,56 @@ def test_operand_text(code, text):
     node = _outer(code)
     assert operand_text(node, _at(code)) == text
     assert operand_text(node, None) == text
+
+
+# -- the other rules whose fixes call a method on an expression ------------------------------
+
+OTHER_PRELUDE = """\
+import torch
+from torch.autograd.gradcheck import gradcheck
+w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+v = torch.tensor([4.0, 5.0, 6.0], requires_grad=True)
+flag = True
+"""
+
+# (rule, fix index, code after the prelude, the code the fix must write, what must
+# hold when the fixed code has run)
+OTHER = [
+    ("numpy-requires-grad", 0, "p = (w * 2).numpy()\n", "p = (w * 2).detach().numpy()\n",
+     "p.tolist() == [2.0, 4.0, 6.0]"),
+    ("numpy-requires-grad", 0, "p = (w if flag else v).numpy()\n",
+     "p = (w if flag else v).detach().numpy()\n", "p.tolist() == [1.0, 2.0, 3.0]"),
+    ("numpy-requires-grad", 0, "p = (w).numpy()\n", "p = (w).detach().numpy()\n",
+     "p.tolist() == [1.0, 2.0, 3.0]"),
+    ("numpy-requires-grad", 0, "p = w.numpy()\n", "p = w.detach().numpy()\n",
+     "p.tolist() == [1.0, 2.0, 3.0]"),
+    ("nonscalar-backward", 0, "(w * 3).backward()\n", "(w * 3).mean().backward()\n",
+     "w.grad.tolist() == [1.0, 1.0, 1.0]"),
+    ("nonscalar-backward", 1, "(w * 3).backward()\n", "(w * 3).sum().backward()\n",
+     "w.grad.tolist() == [3.0, 3.0, 3.0]"),
+    ("nonscalar-backward", 0, "(w if flag else v).backward()\n",
+     "(w if flag else v).mean().backward()\n",
+     "torch.allclose(w.grad, torch.full((3,), 1 / 3)) and v.grad is None"),
+    ("nonscalar-backward", 2, "(w * 3).backward()\n", "(w * 3).backward(torch.ones_like(w * 3))\n",
+     "w.grad.tolist() == [3.0, 3.0, 3.0]"),
+]
+
+
+def _other_id(case) -> str:
+    rule, index, code = case[:3]
+    return f"{rule}-fix{index}-{code.splitlines()[-1].strip()}"
+
+
+@pytest.mark.parametrize("rule,index,code,expected,holds", OTHER, ids=[_other_id(c) for c in OTHER])
+def test_method_call_fixes_keep_the_receiver(rule, index, code, expected, holds):
+    code = OTHER_PRELUDE + code
+    fixed = _fixed(code, rule, index)
+    assert fixed == OTHER_PRELUDE + expected
+    namespace = _run(fixed)
+    assert eval(holds, namespace), f"{holds} is false after:\n{fixed}"
+
+
+def test_numpy_requires_grad_title_shows_the_fixed_code():
+    [finding] = _findings(OTHER_PRELUDE + "p = (w * 2).numpy()\n", "numpy-requires-grad")
+    assert "`(w * 2)` requires grad" in finding.message
+    assert finding.fixes[0].title == "Detach first: (w * 2).detach().numpy()"
