@@ -242,6 +242,71 @@ OTHER = [
      "torch.allclose(w.grad, torch.full((3,), 1 / 3)) and v.grad is None"),
     ("nonscalar-backward", 2, "(w * 3).backward()\n", "(w * 3).backward(torch.ones_like(w * 3))\n",
      "w.grad.tolist() == [3.0, 3.0, 3.0]"),
+    ("grad-none-zero", 0, "(w if flag else v).grad.zero_()\n",
+     "if (w if flag else v).grad is not None:\n    (w if flag else v).grad.zero_()\n",
+     "w.grad is None"),
+    ("grad-none-zero", 1, "(w if flag else v).grad.zero_()\n", "(w if flag else v).grad = None\n",
+     "w.grad is None"),
+    ("missing-zero-grad", 0,
+     "opt = torch.optim.SGD([w], lr=0.0)\n"
+     "opt2 = torch.optim.SGD([v], lr=0.0)\n"
+     "for i in range(3):\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    (opt if flag else opt2).step()\n",
+     "opt = torch.optim.SGD([w], lr=0.0)\n"
+     "opt2 = torch.optim.SGD([v], lr=0.0)\n"
+     "for i in range(3):\n"
+     "    (opt if flag else opt2).zero_grad()\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    (opt if flag else opt2).step()\n",
+     "w.grad.tolist() == [2.0, 2.0, 2.0]"),
+    ("missing-zero-grad", 0,
+     "opt = torch.optim.SGD([w], lr=0.0)\n"
+     "opt2 = torch.optim.SGD([v], lr=0.0)\n"
+     "def update(o):\n"
+     "    o.step()\n"
+     "for i in range(3):\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    update(opt if flag else opt2)\n",
+     "opt = torch.optim.SGD([w], lr=0.0)\n"
+     "opt2 = torch.optim.SGD([v], lr=0.0)\n"
+     "def update(o):\n"
+     "    o.step()\n"
+     "for i in range(3):\n"
+     "    (opt if flag else opt2).zero_grad()\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    update(opt if flag else opt2)\n",
+     "w.grad.tolist() == [2.0, 2.0, 2.0]"),
+    ("missing-zero-grad", 0,
+     "for i in range(3):\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    with torch.no_grad():\n"
+     "        (w if flag else v).sub_(0.0 * (w if flag else v).grad)\n",
+     "for i in range(3):\n"
+     "    (w if flag else v).grad = None\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    with torch.no_grad():\n"
+     "        (w if flag else v).sub_(0.0 * (w if flag else v).grad)\n",
+     "w.grad.tolist() == [2.0, 2.0, 2.0]"),
+    ("nonleaf-grad", 0,
+     "y = w * 2\n"
+     "z = v * 2\n"
+     "s = (y * z).sum()\n"
+     "s.backward()\n"
+     "q = (y if flag else z).grad\n",
+     "y = w * 2\n"
+     "z = v * 2\n"
+     "s = (y * z).sum()\n"
+     "(y if flag else z).retain_grad()\n"
+     "s.backward()\n"
+     "q = (y if flag else z).grad\n",
+     "q.tolist() == [8.0, 10.0, 12.0]"),
 ]
 
 
@@ -263,3 +328,10 @@ def test_numpy_requires_grad_title_shows_the_fixed_code():
     [finding] = _findings(OTHER_PRELUDE + "p = (w * 2).numpy()\n", "numpy-requires-grad")
     assert "`(w * 2)` requires grad" in finding.message
     assert finding.fixes[0].title == "Detach first: (w * 2).detach().numpy()"
+
+
+def test_grad_none_zero_message_and_titles_show_the_fixed_code():
+    [finding] = _findings(OTHER_PRELUDE + "(w if flag else v).grad.zero_()\n", "grad-none-zero")
+    assert "`(w if flag else v).grad` is still None" in finding.message
+    assert [f.title for f in finding.fixes] == ["Guard with `if (w if flag else v).grad is not None:`",
+                                                "Clear with `(w if flag else v).grad = None`"]
