@@ -82,6 +82,14 @@ def after_receiver(outer, text: str, at) -> Edit:
     return Edit("replace", outer, receiver + text + rest, at)
 
 
+def after_operand(node, text: str, at) -> tuple[Edit, ...]:
+    """The edits that put `text` (".double()") right after the value `node`, in
+    parentheses when it binds looser than `.`: `w * 2` -> `(w * 2).double()`."""
+    if not _binds_looser(node, source_of(node, at)):
+        return (Edit("insert_after", node, text, at),)
+    return (Edit("insert_before", node, "(", at), Edit("insert_after", node, ")" + text, at))
+
+
 def _receiver_of(outer):
     return outer.func if isinstance(outer, ast.Call) else outer.value
 

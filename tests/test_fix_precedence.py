@@ -247,6 +247,12 @@ OTHER = [
      "w.grad is None"),
     ("grad-none-zero", 1, "(w if flag else v).grad.zero_()\n", "(w if flag else v).grad = None\n",
      "w.grad is None"),
+    ("gradcheck-precision", 0, "ok = gradcheck(lambda t: t * 2, (w * 2,))\n",
+     "ok = gradcheck(lambda t: t * 2, ((w * 2).double(),))\n", "ok is True"),
+    ("gradcheck-precision", 0, "ok = gradcheck(lambda t: t * 2, w * 2)\n",
+     "ok = gradcheck(lambda t: t * 2, (w * 2).double())\n", "ok is True"),
+    ("gradcheck-precision", 0, "ok = gradcheck(lambda t: t * 2, (-v,))\n",
+     "ok = gradcheck(lambda t: t * 2, ((-v).double(),))\n", "ok is True"),
     ("missing-zero-grad", 0,
      "opt = torch.optim.SGD([w], lr=0.0)\n"
      "opt2 = torch.optim.SGD([v], lr=0.0)\n"
@@ -307,6 +313,18 @@ OTHER = [
      "s.backward()\n"
      "q = (y if flag else z).grad\n",
      "q.tolist() == [8.0, 10.0, 12.0]"),
+    ("loss-accumulation", 0,
+     "total = 0\n"
+     "for i in range(3):\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    total += loss * 2\n",
+     "total = 0\n"
+     "for i in range(3):\n"
+     "    loss = (w * 2).sum()\n"
+     "    loss.backward()\n"
+     "    total += (loss * 2).detach()\n",
+     "total.grad_fn is None and total.item() == 72.0"),
 ]
 
 
@@ -335,3 +353,9 @@ def test_grad_none_zero_message_and_titles_show_the_fixed_code():
     assert "`(w if flag else v).grad` is still None" in finding.message
     assert [f.title for f in finding.fixes] == ["Guard with `if (w if flag else v).grad is not None:`",
                                                 "Clear with `(w if flag else v).grad = None`"]
+
+
+def test_gradcheck_precision_title_shows_the_fixed_code():
+    code = OTHER_PRELUDE + "ok = gradcheck(lambda t: t * 2, (w * 2,))\n"
+    [finding] = _findings(code, "gradcheck-precision")
+    assert finding.fixes[0].title == "Check in float64: (w * 2).double()"
