@@ -4,8 +4,12 @@ everything else in the call is kept)."""
 from __future__ import annotations
 
 import ast
+import copy
+import tokenize
 
 from autograd_lsp.analysis.facts import Sym
+from autograd_lsp.analysis.rule import Edit
+from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
                             is_optimizer, target_node)
 
@@ -20,13 +24,157 @@ def code_of(node) -> str:
 
 def source_of(node, at) -> str:
     """The user's own text of a node, as it stands in the chunk `at` was seen in."""
+    text = _segment(node, at)
+    return text if text is not None else code_of(node)
+
+
+def _segment(node, at) -> str | None:
     source = getattr(getattr(at, "ctx", None), "source", None)
-    if source is not None:
-        segment = getattr(source, "segment", None)
-        text = segment(node) if segment is not None else ast.get_source_segment(source.text, node)
-        if text is not None:
-            return text
-    return code_of(node)
+    if source is None:
+        return None
+    segment = getattr(source, "segment", None)
+    return segment(node) if segment is not None else ast.get_source_segment(source.text, node)
+
+
+# -- code that calls a method on an expression: `(a + b).item()`, never `a + b.item()` ----
+
+# What `.name` can follow as it is written; anything else binds looser than `.`
+# (`a + b`, `-a`, `a if c else b`, `lambda: a`, `await a`, `a := b`) and needs parentheses.
+_PRIMARIES = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.ListComp,
+              ast.Dict, ast.DictComp, ast.Set, ast.SetComp, ast.JoinedStr)
+
+
+def _binds_looser(node, text: str) -> bool:
+    """Whether `text`, the code of `node` without the parentheses around it, needs
+    parentheses before `.name` may follow it."""
+    if isinstance(node, _PRIMARIES):
+        return False
+    if isinstance(node, ast.Constant):
+        # `2.item()` reads as the float `2.` followed by a name.
+        return isinstance(node.value, (int, float, complex)) and not isinstance(node.value, bool)
+    # A tuple's or a generator's own parentheses are part of its code when it has
+    # them; Python prints `a := b` in parentheses.
+    return not _enclosed(text)
+
+
+def operand_text(node, at) -> str:
+    """The code of `node` (a value standing on its own: an argument, an operand) that
+    `.name` can follow: its own text, in parentheses when it binds looser than `.`."""
+    text = source_of(node, at)
+    return f"({text})" if _binds_looser(node, text) else text
+
+
+def receiver_text(outer, at) -> str:
+    """The receiver `r` of `outer` (`r.name`, `r[i]` or `r(...)`) as code that
+    `.name` can follow: `r`'s own text with the parentheses it stands in (`(a + b)`
+    of `(a + b).data[0]`), or put in parentheses when it binds looser than `.` and
+    has none (code printed from the tree)."""
+    return _split_receiver(outer, at)[0]
+
+
+def after_receiver(outer, text: str, at) -> Edit:
+    """The edit that puts `text` (".detach()") right after the receiver of `outer`:
+    `w.numpy()` -> `w.detach().numpy()`, `(w * 2).numpy()` -> `(w * 2).detach().numpy()`."""
+    receiver, rest = _split_receiver(outer, at)
+    inner = _receiver_of(outer)
+    if receiver == source_of(inner, at):
+        return Edit("insert_after", inner, text, at)
+    # The receiver's parentheses lie outside its node: rewrite the whole of `outer`.
+    return Edit("replace", outer, receiver + text + rest, at)
+
+
+def after_operand(node, text: str, at) -> tuple[Edit, ...]:
+    """The edits that put `text` (".double()") right after the value `node`, in
+    parentheses when it binds looser than `.`: `w * 2` -> `(w * 2).double()`."""
+    if not _binds_looser(node, source_of(node, at)):
+        return (Edit("insert_after", node, text, at),)
+    return (Edit("insert_before", node, "(", at), Edit("insert_after", node, ")" + text, at))
+
+
+def _receiver_of(outer):
+    return outer.func if isinstance(outer, ast.Call) else outer.value
+
+
+def _split_receiver(outer, at) -> tuple[str, str]:
+    """(the receiver of `outer` as `receiver_text` gives it, the rest of `outer`'s
+    code after it)."""
+    inner = _receiver_of(outer)
+    whole = _segment(outer, at)
+    cut = _receiver_end(whole, outer) if whole is not None else None
+    if cut is not None:
+        receiver, rest = whole[:cut], whole[cut:]
+        own = source_of(inner, at)
+        if receiver == own and _binds_looser(inner, own):
+            receiver = f"({own})"
+        return receiver, rest
+    # No source to read: the code as Python prints it, the receiver standing for "_".
+    own = code_of(inner)
+    receiver = f"({own})" if _binds_looser(inner, own) else own
+    stand_in = copy.copy(outer)
+    if isinstance(outer, ast.Call):
+        stand_in.func = ast.Name("_")
+    else:
+        stand_in.value = ast.Name("_")
+    return receiver, code_of(stand_in)[1:]
+
+
+_TRAILERS = {ast.Attribute: ".", ast.Subscript: "[", ast.Call: "("}
+_OPENING, _CLOSING = frozenset("([{"), frozenset(")]}")
+
+
+def _receiver_end(whole: str, outer) -> int | None:
+    """Where the receiver of `outer` ends in `whole`, `outer`'s code, with the
+    parentheses around it: just before the last `.`, `[` or `(` (whichever `outer`
+    is made with) that no bracket encloses, and the comments and line breaks before
+    it. `outer`'s code starts at its receiver's first parenthesis."""
+    trailer = _TRAILERS.get(type(outer))
+    tokens = _code_tokens(whole)
+    if trailer is None or tokens is None:
+        return None
+    depth, end = 0, None
+    for previous, token, change in zip([None, *tokens], tokens, _depth_changes(tokens)):
+        if depth == 0 and token.string == trailer and token.type == tokenize.OP and previous is not None:
+            end = previous.end
+        depth += change
+    if end is None:
+        return None
+    try:
+        return SourceText(whole).offset(*end)
+    except ValueError:
+        return None
+
+
+def _enclosed(text: str) -> bool:
+    """Whether the whole of `text` is in one pair of parentheses: `(a, b)`, not `(a), (b)`."""
+    tokens = _code_tokens(text)
+    if not tokens or tokens[0].string != "(" or tokens[-1].string != ")":
+        return False
+    depth = 0
+    for index, change in enumerate(_depth_changes(tokens)):
+        depth += change
+        if depth == 0:
+            return index == len(tokens) - 1
+    return False
+
+
+def _depth_changes(tokens) -> list[int]:
+    return [(1 if t.string in _OPENING else -1 if t.string in _CLOSING else 0) if t.type == tokenize.OP else 0
+            for t in tokens]
+
+
+def _code_tokens(text: str) -> list | None:
+    """The tokens of `text` that are code (no comments, line breaks or end marker);
+    None when it does not tokenize."""
+    lines = SourceText(text).lines_with_ends()
+    try:
+        return [t for t in tokenize.generate_tokens(iter(lines + [""]).__next__)
+                if t.type not in _NOT_CODE]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+
+
+_NOT_CODE = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+             tokenize.ENDMARKER}
 
 
 def short(text: str, limit: int = 40) -> str:

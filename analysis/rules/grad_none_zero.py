@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import GradAttr
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from autograd_lsp.analysis.rulekit import sole_statement, source_of
+from autograd_lsp.analysis.rulekit import receiver_text, sole_statement
 from autograd_lsp.analysis.trace import InplaceEvent
 
 
@@ -142,8 +142,7 @@ class GradNoneZero(Rule):
                 continue
             grad_node = event.node.func.value           # `x.grad` or `x.grad.data`
             attr = "data" if receiver.via_data else event.method
-            owner_node = grad_node.value.value if receiver.via_data else grad_node.value
-            owner = source_of(owner_node, event)
+            owner = receiver_text(grad_node.value if receiver.via_data else grad_node, event)
             message = self.text("message", locale, name=f"{owner}.grad", owner=owner,
                                 runtime=RUNTIME.format(attr=attr))
             fixes = ()
@@ -161,8 +160,7 @@ class GradNoneZero(Rule):
                     and isinstance(event.node, ast.AugAssign)):
                 continue
             grad_node = event.target_node
-            owner_node = grad_node.value.value if target.via_data else grad_node.value
-            owner = source_of(owner_node, event)
+            owner = receiver_text(grad_node.value if target.via_data else grad_node, event)
             op = event.op
             yield Report(event.node, self.text(
                 "augmented", locale, name=f"{owner}.grad", owner=owner, op=op,

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from autograd_lsp.analysis import torch_api as api
 from autograd_lsp.analysis.facts import TensorFacts
-from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.rule import Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import after_operand, operand_text, source_of
 
 WARNING = "is not a double precision floating point or complex"
 RUNTIME = "Jacobian mismatch"
@@ -97,8 +97,8 @@ class GradcheckPrecision(Rule):
                     checker = event.qualname.rsplit(".", 1)[-1]
                     fixes = ()
                     if node is not None:
-                        fixes = (FixSpec(self.text("fix", locale, name=name),
-                                         (Edit("insert_after", node, ".double()", event),), safe=False),)
+                        fixes = (FixSpec(self.text("fix", locale, name=operand_text(node, event)),
+                                         after_operand(node, ".double()", event), safe=False),)
                     yield Report(event.node, self.text("message", locale, name=name,
                                                        dtype=value.dtype, checker=checker), fixes, event)
                     break

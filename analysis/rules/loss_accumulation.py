@@ -4,8 +4,8 @@ from __future__ import annotations
 import ast
 
 from autograd_lsp.analysis.facts import NumberValue, TensorFacts, Unknown
-from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from autograd_lsp.analysis.rulekit import made_in_iteration, source_of
+from autograd_lsp.analysis.rule import Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.rulekit import after_operand, made_in_iteration, operand_text, source_of
 from autograd_lsp.analysis.trace import AccumulateEvent, StoreEvent, is_backward
 
 
@@ -173,24 +173,18 @@ class LossAccumulation(Rule):
             operand_node = _operand_node(event.node)
             if operand_node is None:
                 continue
-            loss = source_of(operand_node, event)
             # `a * b` takes the method call inside parentheses.
-            atom = isinstance(operand_node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
-            loss = loss if atom else f"({loss})"
+            loss = operand_text(operand_node, event)
             fixes = ()
             if site is event.ctx.stmt:
                 # Detaching keeps the total a tensor, as the code after the loop expects;
                 # `.item()` makes it a float, which is what logging usually wants but may
                 # break a later `total.item()`: offered, not applied by fix-all.
-                opening = () if atom else (Edit("insert_before", operand_node, "(", event),)
                 fixes = (FixSpec(self.text("fix_detach", locale, loss=loss),
-                                 opening + (Edit("insert_after", operand_node,
-                                                 ".detach()" if atom else ").detach()", event),)),)
+                                 after_operand(operand_node, ".detach()", event)),)
                 if operand.is_scalar():
                     fixes += (FixSpec(self.text("fix", locale, loss=loss),
-                                      opening + (Edit("insert_after", operand_node,
-                                                      ".item()" if atom else ").item()", event),),
-                                      safe=False),)
+                                      after_operand(operand_node, ".item()", event), safe=False),)
                 yield Report(event.node, self.text("message", locale, total=source_of(event.target_node, event),
                                                    loss=loss), fixes, event)
             else:

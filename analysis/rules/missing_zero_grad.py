@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.rulekit import operand_text, receiver_text, source_of
 from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, is_backward
 
 
@@ -297,16 +297,16 @@ class MissingZeroGrad(Rule):
             if name is not None and first is not None:
                 fixes = (FixSpec(self.text("fix_optimizer", locale, optimizer=name),
                                  (Edit("line_before", first, f"{name}.zero_grad()", at),)),)
-            shown = name or source_of(consumer.node.func.value, consumer)
+            shown = name or receiver_text(consumer.node.func, consumer)
             cleared = [e for e in events if isinstance(e, CallEvent) and e.method == "zero_grad"
                        and e.ctx.loop_pass_of(loop) == consumer.ctx.loop_pass_of(loop)]
             if cleared:
                 message = self.text("wrong", locale, optimizer=shown,
-                                    cleared=source_of(cleared[0].node.func.value, cleared[0]))
+                                    cleared=receiver_text(cleared[0].node.func, cleared[0]))
             else:
                 message = self.text("optimizer", locale, optimizer=shown)
             return Report(_backward_site(events, loop) or site, message, fixes, at)
-        leaf = source_of(consumer.node.value, consumer)
+        leaf = receiver_text(consumer.node, consumer)
         fixes = ()
         if first is not None and consumer.ctx.calls == loop_calls(loop, consumer):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
@@ -388,14 +388,14 @@ def _name_in_loop(events, loop, step) -> str | None:
     optimizer = step.extra.get("optimizer")
     own_calls = loop_calls(loop, step)
     if step.ctx.calls == own_calls:
-        return source_of(step.node.func.value, step)
+        return receiver_text(step.node.func, step)
     for event in events:
         if not isinstance(event, CallEvent) or event.ctx.calls != own_calls:
             continue
         for value, node in list(zip(event.args, event.node.args)) + [
                 (event.kwargs.get(k.arg), k.value) for k in event.node.keywords if k.arg]:
             if isinstance(value, ObjectRef) and isinstance(optimizer, ObjectRef) and value.oid == optimizer.oid:
-                return source_of(node, event)
+                return operand_text(node, event)
     receiver = step.node.func.value
     if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
             and receiver.value.id == "self" and _methods_of_same_object(loop, step):

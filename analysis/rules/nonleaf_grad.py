@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from autograd_lsp.analysis.facts import TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Warns
-from autograd_lsp.analysis.rulekit import is_tensor_backward, source_of
+from autograd_lsp.analysis.rulekit import is_tensor_backward, receiver_text
 from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent
 
 WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
@@ -113,7 +113,7 @@ class NonleafGrad(Rule):
             if event.attr != "grad" or not isinstance(t, TensorFacts) or t.is_leaf is not False \
                     or t.requires_grad is not True or t.retains_grad:
                 continue
-            name = source_of(event.node.value, event)
+            name = receiver_text(event.node, event)
             fixes = ()
             backward = _backward_before(trace, event, t)
             if backward is not None and backward.ctx.stmt is not None:

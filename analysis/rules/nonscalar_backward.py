@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from autograd_lsp.analysis.facts import TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from autograd_lsp.analysis.rulekit import code_of, is_tensor_backward, keyword_node, shape_text, source_of, torch_name
+from autograd_lsp.analysis.rulekit import (after_receiver, code_of, is_tensor_backward, keyword_node, shape_text,
+                                          source_of, torch_name)
 
 RUNTIME = "grad can be implicitly created only for scalar outputs"
 
@@ -187,14 +188,13 @@ class NonscalarBackward(Rule):
 
     def _report(self, event, target: TensorFacts, kind: str, locale: str, torch: str) -> Report:
         if kind == "backward":
-            receiver = event.node.func.value
-            name = source_of(receiver, event)
+            name = source_of(event.node.func.value, event)
             # Both reductions remove the error; the mean keeps the gradient's scale
             # independent of the batch size, as losses usually are, so only it is
             # applied by fix-all.
             fixes = (
-                FixSpec(self.text("fix_mean", locale), (Edit("insert_after", receiver, ".mean()", event),)),
-                FixSpec(self.text("fix_sum", locale), (Edit("insert_after", receiver, ".sum()", event),),
+                FixSpec(self.text("fix_mean", locale), (after_receiver(event.node.func, ".mean()", event),)),
+                FixSpec(self.text("fix_sum", locale), (after_receiver(event.node.func, ".sum()", event),),
                         safe=False),
                 FixSpec(self.text("fix_ones", locale, name=name),
                         (Edit("replace", event.node,

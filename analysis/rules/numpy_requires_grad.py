@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from autograd_lsp.analysis.facts import TensorFacts
-from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.rule import Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rulekit import after_receiver, receiver_text, source_of
 from autograd_lsp.analysis.semantics.external import NdArray
 
 RUNTIME = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
@@ -73,10 +73,9 @@ class NumpyRequiresGrad(Rule):
                 if not isinstance(t, TensorFacts) or t.requires_grad is not True \
                         or event.ctx.no_grad is not False or event.arg_node("force") is not None:
                     continue
-                receiver = event.node.func.value
-                name = source_of(receiver, event)
+                name = receiver_text(event.node.func, event)
                 fix = FixSpec(self.text("fix", locale, name=name),
-                              (Edit("insert_after", receiver, ".detach()", event),))
+                              (after_receiver(event.node.func, ".detach()", event),))
                 yield Report(event.node, self.text("message", locale, name=name), (fix,), event)
             elif isinstance(event.result, NdArray) and event.result.converted is not None \
                     and event.ctx.no_grad is False:

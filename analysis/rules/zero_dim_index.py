@@ -6,7 +6,7 @@ import ast
 
 from autograd_lsp.analysis.facts import TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.rulekit import receiver_text
 from autograd_lsp.analysis.trace import IndexEvent
 
 RUNTIME = "invalid index of a 0-dim tensor"
@@ -196,8 +196,9 @@ class ZeroDimIndex(Rule):
             index = _integer_index(event.node)
             if index is None or not isinstance(event.base, TensorFacts) or event.base.shape != ():
                 continue
-            # `loss.data[0]` reads the number of `loss`: `.item()` needs no `.data`.
-            name = source_of(event.node.value.value if event.via_data else event.node.value, event)
+            # `loss.data[0]` reads the number of `loss`: `.item()` needs no `.data`. The
+            # receiver keeps its parentheses: `(a + b).data[0]` is `(a + b).item()`.
+            name = receiver_text(event.node.value if event.via_data else event.node, event)
             if index != 0:
                 message = self.text("other", locale, name=name, index=index)
             else:
