@@ -60,6 +60,8 @@ class ParsedChunk:
     _cst: object = None
     _signature: object = None
     _free: dict = field(default_factory=dict)
+    # id(function node) -> relevance._Summary of it (see analysis/relevance.py).
+    relevance_summaries: dict = field(default_factory=dict)
     _generators: dict = field(default_factory=dict)
     # For a chunk of another module of the project: that module's names, which its
     # functions read as their globals.
@@ -217,6 +219,7 @@ class Analyzer:
         kept = {}
         context = ModuleContext("__main__", path, self._resolver())
         instances: dict = {}
+        digests: dict = {}
         relevance = None
         self._deferred = {}
         for part in parts:
@@ -225,7 +228,7 @@ class Analyzer:
                     if function.node in followed:
                         continue
                     self._check_stop()
-                    key = (function, owner, locale, _globals_digest(function, part, state, owner))
+                    key = (function, owner, locale, _globals_digest(function, part, state, owner, digests))
                     segment = self._alone_cache.get(key)
                     if segment is None:
                         if not self.run_everything:
@@ -626,7 +629,7 @@ def _outline(node) -> str:
     return "#".join(parts)
 
 
-def _globals_digest(function, part: ParsedChunk, state: State, owner=None):
+def _globals_digest(function, part: ParsedChunk, state: State, owner=None, digests: dict | None = None):
     """The module-level names a function may read, with what they hold: those it
     names, and those the module's functions and classes it reaches name, and so on
     (a helper's helper that changed changes what the function's run finds)."""
@@ -643,7 +646,15 @@ def _globals_digest(function, part: ParsedChunk, state: State, owner=None):
             value = state.names[name]
             if isinstance(value, (FunctionValue, ClassValue)):
                 todo.append((value.node, value.source))
-    return tuple((name, state.digest(state.names[name])) for name in sorted(seen))
+    if digests is None:
+        digests = {}
+    out = []
+    for name in sorted(seen):
+        # One digest per name and analysis: most functions read the same globals.
+        if name not in digests:
+            digests[name] = state.digest(state.names[name])
+        out.append((name, digests[name]))
+    return tuple(out)
 
 
 def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame: Frame):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from dataclasses import dataclass
 
 # Words and shapes in a function's text that a rule may act on.
 _MARKS = re.compile(r"""
@@ -47,7 +48,7 @@ class Relevance:
         self._functions: dict = {}
         self._methods: dict = {}
         self._classes: dict = {}
-        self._text: dict = {}            # id(node) -> its source text
+        self._parts: dict = {}           # id(definition node) -> the chunk it is in
         self._forwards: list = []
         self._project_names = frozenset(imported_from_project)
         # Module-level code that may set what a function later reads (`model.eval()`
@@ -69,12 +70,11 @@ class Relevance:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             table = self._methods if cls is not None else self._functions
             table.setdefault(node.name, []).append(node)
-            self._text[id(node)] = part.segment(node) or ""
+            self._parts[id(node)] = part
             if cls is not None and node.name in ("forward", "__call__"):
                 self._forwards.append(node)
         elif isinstance(node, ast.ClassDef):
             self._classes.setdefault(node.name, []).append(node)
-            self._text[id(node)] = "".join(part.segment(b) or "" for b in node.bases)
             for stmt in node.body:
                 self._index(stmt, part, node)
 
@@ -116,20 +116,28 @@ class Relevance:
                     todo.append(caller)
         return relevant
 
+    def _summary(self, node) -> "_Summary":
+        """What the function's own code says, computed once per function node: nodes
+        of unchanged chunks are shared by every version of the document, so an edit
+        re-reads only the function it changed."""
+        part = self._parts.get(id(node))
+        cache = getattr(part, "relevance_summaries", None)
+        if cache is None:
+            cache = {}
+        found = cache.get(id(node))
+        if found is None:
+            text = (part.segment(node) if part is not None else None) or ""
+            found = _summarise(node, text)
+            cache[id(node)] = found
+        return found
+
     def _marked(self, node) -> bool:
         if isinstance(node, ast.ClassDef):
             return False
-        text = self._text.get(id(node))
-        if text is None:
+        summary = self._summary(node)
+        if summary.marked:
             return True
-        if _MARKS.search(text):
-            return True
-        if _REDUCES.search(text) and _has_literal_index(node):
-            return True
-        if self._module_values and any(isinstance(n, ast.Name) and n.id in self._module_values
-                                       for n in ast.walk(node)):
-            return True
-        return _changes_what_it_did_not_make(node)
+        return bool(self._module_values) and not summary.names.isdisjoint(self._module_values)
 
     def _callees(self, node):
         if isinstance(node, ast.ClassDef):
@@ -139,10 +147,8 @@ class Relevance:
                     yield stmt
             return
         may_be_module = False
-        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-            func = call.func
-            if isinstance(func, ast.Name):
-                name = func.id
+        for kind, name, root in self._summary(node).calls:
+            if kind == "name":
                 if name in self._project_names:
                     yield _ANYTHING          # the project's own code: anything may happen
                     return
@@ -150,14 +156,11 @@ class Relevance:
                 yield from found
                 if not found and name not in _BUILTINS:
                     may_be_module = True
-            elif isinstance(func, ast.Attribute):
-                root = func.value
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id in self._project_names:
+            elif kind == "attribute":
+                if root in self._project_names:
                     yield _ANYTHING
                     return
-                found = self._methods.get(func.attr, []) + self._functions.get(func.attr, [])
+                found = self._methods.get(name, []) + self._functions.get(name, [])
                 yield from found
                 if not found:
                     may_be_module = True
@@ -165,6 +168,35 @@ class Relevance:
                 may_be_module = True
         if may_be_module:
             yield from self._forwards
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """One function's marks and calls, from its own code only."""
+    marked: bool                 # a mark in its text, or a change of what it did not make
+    names: frozenset             # every name it uses (module-level values it may read)
+    calls: tuple                 # ("name", f, None) | ("attribute", attr, root name) | ("other", None, None)
+
+
+def _summarise(node, text: str) -> _Summary:
+    marked = bool(_MARKS.search(text)) or (bool(_REDUCES.search(text)) and _has_literal_index(node)) \
+        or _changes_what_it_did_not_make(node)
+    names, calls = set(), []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+        elif isinstance(n, ast.Call):
+            func = n.func
+            if isinstance(func, ast.Name):
+                calls.append(("name", func.id, None))
+            elif isinstance(func, ast.Attribute):
+                root = func.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                calls.append(("attribute", func.attr, root.id if isinstance(root, ast.Name) else None))
+            else:
+                calls.append(("other", None, None))
+    return _Summary(marked, frozenset(names), tuple(calls))
 
 
 def _has_literal_index(node) -> bool:
