@@ -12,8 +12,10 @@ BUG = "import torch\nx = torch.ones(3, requires_grad=True)\ny = x * 2\ny.backwar
 CLEAN = "import torch\nx = torch.ones(3, requires_grad=True)\n(x * 2).sum().backward()\n"
 # Each chunk is a long sum: a few seconds of parsing in all, an analysis that
 # outlives a budget of half a second.
+# About 20 s of analysis on this machine (0.13 s a line): long enough that an answer
+# within seconds proves a stopped or cancelled run let go of its worker.
 SLOW = "import torch\nw = torch.ones(3, requires_grad=True)\n" + \
-    ("z = " + " + ".join(["w"] * 1_000) + "\n") * 8
+    ("z = " + " + ".join(["w"] * 1_000) + "\n") * 160
 
 
 def _client(capabilities, timeout_ms=None) -> RawClient:
@@ -129,6 +131,6 @@ def test_cancelled_pulls_stop_their_analyses():
         client.open("file:///a.py", BUG)
         started = time.monotonic()
         assert [d["code"] for d in client.pull("file:///a.py")] == ["AG101"]
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 10
     finally:
         client.close()
