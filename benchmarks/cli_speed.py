@@ -1,12 +1,13 @@
-"""`autograd-lsp check` on real repositories against `torchfix`, in one run.
+"""`autograd-lsp check` on real repositories against `ruff` and `torchfix`, in one run.
 
 For each repository the same list of Python files (the ones `check` would
-discover) is given to both tools explicitly. autograd-lsp runs three times:
+discover) is given to every tool explicitly. autograd-lsp runs three times:
 cold cache (an empty cache folder), warm cache (the same folder again) and
-`--no-cache`. Prints files, lines, seconds (median of `--repeat` runs) and
-the ratios torchfix / autograd-lsp.
+`--no-cache`. Prints files, lines, wall seconds (median of `--repeat` runs),
+the ratios torchfix / autograd-lsp, and CPU seconds (the processes and their
+workers) of `check --no-cache` against `ruff check --select ALL --no-cache`.
 
-    python benchmarks/cli_speed.py [REPO ...] [--torchfix PATH] [--baseline DIR]
+    python benchmarks/cli_speed.py [REPO ...] [--torchfix PATH] [--ruff PATH] [--baseline DIR]
 
 REPO defaults to the clones under /tmp/real. `--baseline DIR` also times the
 command line of another checkout (e.g. an older commit unpacked with
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -43,14 +45,23 @@ def env_for(checkout: Path) -> dict:
 
 
 def timed(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, int]:
+    elapsed, _, returncode = timed_cpu(command, cwd, env)
+    return elapsed, returncode
+
+
+def timed_cpu(command: list[str], cwd: Path, env: dict | None = None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the process and the workers it waited for, exit code)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     if done.returncode not in (0, 1):
         tail = done.stderr.strip().splitlines()[-1:] or ["?"]
         print(f"    ! {command[0]} exited with {done.returncode}: {tail[0][:200]}")
-    return elapsed, done.returncode
+    return elapsed, cpu, done.returncode
 
 
 def median_of(repeat: int, run) -> float:
@@ -64,16 +75,25 @@ def find_torchfix(given: str | None) -> str | None:
     return None
 
 
+def find_ruff(given: str | None) -> str | None:
+    for candidate in (given, shutil.which("ruff"), "/tmp/ruff-venv/bin/ruff"):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repos", nargs="*", type=Path)
     parser.add_argument("--torchfix", help="the torchfix executable")
+    parser.add_argument("--ruff", help="the ruff executable")
     parser.add_argument("--baseline", type=Path, help="another checkout's command line to time too")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     repos = args.repos or [Path("/tmp/real") / name for name in DEFAULT_REPOS
                            if (Path("/tmp/real") / name).is_dir()]
     torchfix = find_torchfix(args.torchfix)
+    ruff = find_ruff(args.ruff)
     check = [sys.executable, "-m", "autograd_lsp", "check"]
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; "
           f"median of {args.repeat} runs; seconds")
@@ -82,9 +102,10 @@ def main(argv=None) -> int:
     header = f"{'repository':32} {'files':>5} {'lines':>7} {'cold':>6} {'warm':>6} {'no-cache':>8}"
     header += f" {'torchfix':>8} {'tf/cold':>7} {'tf/nocache':>10}" if torchfix else ""
     header += f" {'baseline':>8}" if args.baseline else ""
+    header += f" {'cpu':>7} {'ruff cpu':>8} {'cpu/ruff':>8}" if ruff else ""
     print(header)
     totals = {"files": 0, "lines": 0, "cold": 0.0, "warm": 0.0, "nocache": 0.0, "torchfix": 0.0,
-              "baseline": 0.0}
+              "baseline": 0.0, "cpu": 0.0, "ruff_cpu": 0.0}
     for repo in repos:
         files = [str(path.relative_to(repo)) for path, missing in discover([str(repo)], lambda p: False)
                  if missing is None]
@@ -113,6 +134,11 @@ def main(argv=None) -> int:
         if args.baseline:
             row["baseline"] = timed(check + files, repo, env_for(args.baseline))[0]
             text += f" {row['baseline']:8.2f}"
+        if ruff:
+            row["cpu"] = timed_cpu(check + ["--no-cache", *files], repo, env_for(REPO))[1]
+            row["ruff_cpu"] = timed_cpu([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero",
+                                         "--quiet", *files], repo)[1]
+            text += f" {row['cpu']:7.2f} {row['ruff_cpu']:8.2f} {row['cpu'] / max(row['ruff_cpu'], 1e-3):8.1f}"
         print(text, flush=True)
         totals["files"] += len(files)
         totals["lines"] += lines
@@ -125,7 +151,13 @@ def main(argv=None) -> int:
                  f" {totals['torchfix'] / totals['nocache']:10.1f}")
     if args.baseline:
         text += f" {totals['baseline']:8.2f}"
+    if ruff:
+        text += (f" {totals['cpu']:7.2f} {totals['ruff_cpu']:8.2f}"
+                 f" {totals['cpu'] / max(totals['ruff_cpu'], 1e-3):8.1f}")
     print(text)
+    if ruff:
+        print(f"\ntarget: CPU of check --no-cache <= 8x ruff check --select ALL --no-cache: "
+              f"{totals['cpu'] / max(totals['ruff_cpu'], 1e-3):.1f}x")
     if torchfix:
         print(f"\ntarget: torchfix / autograd-lsp >= 10 on the same files: "
               f"cold cache {totals['torchfix'] / totals['cold']:.1f}x, "
