@@ -91,6 +91,12 @@ class TensorFacts:
     # True when part of the history is not known (a parameter, an unknown call...),
     # so `saved_nodes` and `leaves` may be incomplete.
     opaque: bool = True
+    # True when part of the history was never seen (an unknown value or call, a
+    # module whose forward is not known, an op recorded under an unknown grad mode):
+    # `saved_nodes` and `leaves` may then miss nodes of any age. Unlike `opaque`, a
+    # join of histories that were all seen stays seen: its sets are then a bound
+    # (every node the tensor may reach is in them), not an exact account.
+    unseen_history: bool = True
     # Why it does not require grad, when it is known not to:
     # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result", "data".
     no_grad_reason: str | None = None
@@ -402,6 +408,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         saved_nodes=a.saved_nodes | b.saved_nodes,
         leaves=a.leaves | b.leaves,
         opaque=True,
+        unseen_history=a.unseen_history or b.unseen_history,
         no_grad_reason=_same(a.no_grad_reason, b.no_grad_reason),
         grad=_same(a.grad, b.grad),
         grad_since=_same(a.grad_since, b.grad_since),

@@ -337,7 +337,14 @@ def _join_tensors(a: Layered, b: Layered, made: dict) -> Layered:
             out[tid] = x if x == y else join_tensors(x, y)
         else:
             # Changed on one path only: what the change altered is unknown afterwards.
-            out[tid] = weakened(x if x is not None else y)
+            changed = x if x is not None else y
+            kept = weakened(changed)
+            # On the other path the tensor is as it was made: its history is bounded
+            # by the changed one's only when that holds every node of it.
+            if latest is None or latest.unseen_history \
+                    or not latest.saved_nodes <= changed.saved_nodes:
+                kept = replace(kept, unseen_history=True)
+            out[tid] = kept
     return out
 
 

@@ -91,6 +91,61 @@ class RetainGraphInLoop(Rule):
             "for _ in range(3):\n"
             "    y.backward(retain_graph=True)\n"
             "print(x.grad)\n"),
+        # Targets computed once, before the loop, through layers whose weights require
+        # grad (neural style transfer): every backward goes through that graph again,
+        # and without retain_graph the second iteration raises.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 3))\n"
+            "def extract_features(X, layers):\n"
+            "    features = []\n"
+            "    for i in range(len(net)):\n"
+            "        X = net[i](X)\n"
+            "        if i in layers:\n"
+            "            features.append(X)\n"
+            "    return features\n"
+            "targets = extract_features(torch.rand(1, 3, 10, 10), [0, 2])\n"
+            "image = torch.rand(1, 3, 10, 10, requires_grad=True)\n"
+            "opt = torch.optim.Adam([image], lr=0.01)\n"
+            "for step in range(3):\n"
+            "    features = extract_features(image, [0, 2])\n"
+            "    loss = F.mse_loss(features[0], targets[0]) + F.mse_loss(features[1], targets[1])\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    opt.step()\n"),
+        Example(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())\n"
+            "def extract_features(X):\n"
+            "    for i in range(2):\n"
+            "        X = net[i](X)\n"
+            "    return [X]\n"
+            "def train(contents_Y):\n"
+            "    X = torch.nn.Parameter(torch.rand(1, 3, 16, 16))\n"
+            "    opt = torch.optim.Adam([X], lr=0.01)\n"
+            "    for i in range(3):\n"
+            "        l = F.mse_loss(extract_features(X)[0], contents_Y[0])\n"
+            "        opt.zero_grad()\n"
+            "        l.backward(retain_graph=True)\n"
+            "        opt.step()\n"
+            "contents_Y = extract_features(torch.rand(1, 3, 16, 16))\n"
+            "train(contents_Y)\n"),
+        # A term with a graph built before the loop, added in place.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Linear(4, 1)\n"
+            "prior = net(torch.randn(8, 4)).pow(2).mean()\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "for step in range(3):\n"
+            "    loss = (net(torch.randn(8, 4)) - 1).pow(2).mean()\n"
+            "    loss += prior\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    opt.step()\n"),
     )
 
     def check(self, trace, locale):
@@ -103,9 +158,14 @@ class RetainGraphInLoop(Rule):
             target: TensorFacts = event.receiver
             # Only a graph built in this iteration; one built before the loop (or an
             # element of one, see per-element-backward) is backwarded again next time.
-            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None \
-                    or any(loop.predates(n) for n in target.saved_nodes):
-                continue      # part of the graph was built before the loop: the next iteration needs it
+            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None:
+                continue
+            # Every node the backward reaches must be known to be made in this iteration:
+            # a part built before the loop (targets computed once through a model that
+            # requires grad) is backwarded again next time, and a part never seen (an
+            # unknown call or value) may be such a part.
+            if target.unseen_history or any(loop.predates(n) for n in target.saved_nodes):
+                continue
             later = [e for e in calls[index + 1:]
                      if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
                      and (is_backward(e) or e.qualname == "torch.autograd.grad")]
