@@ -361,9 +361,17 @@ class MethodOf:
     name: str
 
 
+@dataclass(frozen=True)
+class ModuleChoice:
+    """One of the layers of a container, picked by an index the analysis does not
+    know: `net[i]` in `for i in range(len(net)): x = net[i](x)`. Calling it runs
+    each layer on a path of its own, and the paths join."""
+    options: tuple                   # ObjectRefs of modules
+
+
 Value = Union[TensorFacts, GradAttr, NumberValue, StrValue, NoneValue, TupleValue, Unknown,
               ObjectRef, FunctionValue, ClassValue, BoundMethod, TorchName, ExternalName,
-              BuiltinName, ModuleNamespace, MethodOf]
+              BuiltinName, ModuleNamespace, MethodOf, ModuleChoice]
 
 
 # -- joining what two paths know ------------------------------------------------------------

@@ -370,6 +370,13 @@ def _join_heaps(a: Layered, b: Layered) -> Layered:
             merged = {}
             for name in x.keys() | y.keys():
                 merged[name] = _join_attribute(x.get(name, UNKNOWN), y.get(name, UNKNOWN))
+            # A list (or dict) empty on one path holds nothing there: what any item is
+            # is what the other path says (`feats = []` then `feats.append(x)` in a loop).
+            for empty, other in ((x, y), (y, x)):
+                if empty.get("items") == () and "item" in other:
+                    merged["item"] = other["item"]
+                elif empty.get("entries") == {} and "value" in other:
+                    merged["value"] = other["value"]
             out[oid] = merged
     return out
 

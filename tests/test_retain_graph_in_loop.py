@@ -63,6 +63,10 @@ for epoch in range(3):
     l.backward(retain_graph=True)
     optimizer.step()
 """
+BACKWARD_LINE = STYLE_TRANSFER.splitlines().index("    l.backward(retain_graph=True)") + 1
+DETACHED = STYLE_TRANSFER.replace(
+    "styles_Y_gram = [gram(Y) for Y in styles_Y]",
+    "styles_Y_gram = [gram(Y).detach() for Y in styles_Y]\ncontents_Y = [Y.detach() for Y in contents_Y]")
 
 
 def findings(source: str, name: str = RetainGraphInLoop.name) -> list:
@@ -71,6 +75,13 @@ def findings(source: str, name: str = RetainGraphInLoop.name) -> list:
 
 def test_targets_with_a_graph_made_before_the_loop_keep_the_rule_quiet():
     assert findings(STYLE_TRANSFER) == []
+
+
+def test_detached_targets_leave_a_graph_made_anew_each_iteration():
+    # The layers picked by the helper's loop index are followed, so the rule sees the
+    # whole graph and can say retain_graph=True is not needed.
+    assert DETACHED != STYLE_TRANSFER
+    assert [f.line for f in findings(DETACHED)] == [BACKWARD_LINE + 1]
 
 
 def _run(source: str):
@@ -84,6 +95,7 @@ def test_torch_needs_the_retain_graph_of_the_style_transfer():
     assert _run(STYLE_TRANSFER) is None
     error = _run(STYLE_TRANSFER.replace("retain_graph=True", ""))
     assert error is not None and "backward through the graph a second time" in str(error)
+    assert _run(DETACHED.replace("retain_graph=True", "")) is None
 
 
 @pytest.mark.parametrize("index", range(len(RetainGraphInLoop.good)))
