@@ -115,8 +115,10 @@ class TensorFacts:
     # and the loop the parent was made in.
     element_of: object = None
     base_made_in: object = None
-    # Computed from an element of another tensor (`per_sample[i] / n`).
-    from_element: bool = False
+    # Graph nodes reached through an element taken from another tensor (`per_sample[i]
+    # / n`, an item of iterating or unpacking it; not a slice or a view): the saved
+    # nodes of the tensors elements were taken from.
+    element_nodes: frozenset = frozenset()
     # A view (`w[:, 0]`, `w.view(...)`) of a leaf that requires grad.
     view_of_leaf: bool = False
     # Graph nodes that saved this very tensor for their backward: changing it in
@@ -425,7 +427,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         element_of=_same(a.element_of, b.element_of),
         base_made_in=_same(a.base_made_in, b.base_made_in),
         view_of_leaf=a.view_of_leaf and b.view_of_leaf,
-        from_element=a.from_element or b.from_element,
+        element_nodes=a.element_nodes | b.element_nodes,
         saved_by=a.saved_by | b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,

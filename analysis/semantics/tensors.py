@@ -108,7 +108,7 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         parents=tuple(t for t in tensors if t.requires_grad is not False) if requires else (),
         corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)),
         ungraded=frozenset().union(*(t.ungraded for t in tensors)),
-        from_element=any(t.from_element or t.element_of is not None for t in tensors)))
+        element_nodes=frozenset().union(*(t.element_nodes for t in tensors))))
 
 
 def binary(call: Call, op: str, left, right):
@@ -256,7 +256,7 @@ def element(call: Call, base: TensorFacts):
         unseen_history=base.unseen_history,
         no_grad_reason=base.no_grad_reason if requires is False else None,
         device=base.device, made_in_loop=call.ctx.loop, element_of=base.tid,
-        base_made_in=base.made_in_loop))
+        base_made_in=base.made_in_loop, element_nodes=base.saved_nodes | base.element_nodes))
 
 
 def row(state, base: TensorFacts):
@@ -265,7 +265,7 @@ def row(state, base: TensorFacts):
                    is_leaf=False if base.requires_grad else base.is_leaf,
                    grad_fn="UnbindBackward0" if base.requires_grad else None,
                    element_of=base.tid, base_made_in=base.made_in_loop, is_param=False, grad=None,
-                   label=None)
+                   label=None, element_nodes=base.saved_nodes | base.element_nodes)
 
 
 def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int = 0):
@@ -289,7 +289,13 @@ def getitem(call: Call, base: TensorFacts, slice_node, index):
         grad_fn = "SelectBackward0" if simple_int else None
     if isinstance(index, TensorFacts) and index.dtype not in (None, "bool", "int64", "int32", "uint8"):
         return UNKNOWN
-    return view_of(call, base, shape, grad_fn)
+    out = view_of(call, base, shape, grad_fn)
+    picks = index.items if isinstance(index, TupleValue) else (index,)
+    if isinstance(out, TensorFacts) and any(isinstance(v, NumberValue) and v.kind == "int" for v in picks):
+        # An element (`losses[i]`, `out[:, i]`), not a slice: what a per-element
+        # backward goes through.
+        out = replace(out, element_nodes=out.element_nodes | base.saved_nodes)
+    return out
 
 
 def _index_shape(call: Call, shape, slice_node, index):
