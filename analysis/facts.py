@@ -91,6 +91,12 @@ class TensorFacts:
     # True when part of the history is not known (a parameter, an unknown call...),
     # so `saved_nodes` and `leaves` may be incomplete.
     opaque: bool = True
+    # True when part of the history was never seen (an unknown value or call, a
+    # module whose forward is not known, an op recorded under an unknown grad mode):
+    # `saved_nodes` and `leaves` may then miss nodes of any age. Unlike `opaque`, a
+    # join of histories that were all seen stays seen: its sets are then a bound
+    # (every node the tensor may reach is in them), not an exact account.
+    unseen_history: bool = True
     # Why it does not require grad, when it is known not to:
     # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result", "data".
     no_grad_reason: str | None = None
@@ -109,8 +115,10 @@ class TensorFacts:
     # and the loop the parent was made in.
     element_of: object = None
     base_made_in: object = None
-    # Computed from an element of another tensor (`per_sample[i] / n`).
-    from_element: bool = False
+    # Graph nodes reached through an element taken from another tensor (`per_sample[i]
+    # / n`, an item of iterating or unpacking it; not a slice or a view): the saved
+    # nodes of the tensors elements were taken from.
+    element_nodes: frozenset = frozenset()
     # A view (`w[:, 0]`, `w.view(...)`) of a leaf that requires grad.
     view_of_leaf: bool = False
     # Graph nodes that saved this very tensor for their backward: changing it in
@@ -355,9 +363,17 @@ class MethodOf:
     name: str
 
 
+@dataclass(frozen=True)
+class ModuleChoice:
+    """One of the layers of a container, picked by an index the analysis does not
+    know: `net[i]` in `for i in range(len(net)): x = net[i](x)`. Calling it runs
+    each layer on a path of its own, and the paths join."""
+    options: tuple                   # ObjectRefs of modules
+
+
 Value = Union[TensorFacts, GradAttr, NumberValue, StrValue, NoneValue, TupleValue, Unknown,
               ObjectRef, FunctionValue, ClassValue, BoundMethod, TorchName, ExternalName,
-              BuiltinName, ModuleNamespace, MethodOf]
+              BuiltinName, ModuleNamespace, MethodOf, ModuleChoice]
 
 
 # -- joining what two paths know ------------------------------------------------------------
@@ -402,6 +418,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         saved_nodes=a.saved_nodes | b.saved_nodes,
         leaves=a.leaves | b.leaves,
         opaque=True,
+        unseen_history=a.unseen_history or b.unseen_history,
         no_grad_reason=_same(a.no_grad_reason, b.no_grad_reason),
         grad=_same(a.grad, b.grad),
         grad_since=_same(a.grad_since, b.grad_since),
@@ -410,7 +427,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         element_of=_same(a.element_of, b.element_of),
         base_made_in=_same(a.base_made_in, b.base_made_in),
         view_of_leaf=a.view_of_leaf and b.view_of_leaf,
-        from_element=a.from_element or b.from_element,
+        element_nodes=a.element_nodes | b.element_nodes,
         saved_by=a.saved_by | b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,

@@ -343,7 +343,14 @@ def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
             out[tid] = x if x == y else join_tensors(x, y)
         else:
             # Changed on one path only: what the change altered is unknown afterwards.
-            out[tid] = weakened(x if x is not None else y)
+            changed = x if x is not None else y
+            kept = weakened(changed)
+            # On the other path the tensor is as it was made: its history is bounded
+            # by the changed one's only when that holds every node of it.
+            if latest is None or latest.unseen_history \
+                    or not latest.saved_nodes <= changed.saved_nodes:
+                kept = replace(kept, unseen_history=True)
+            out[tid] = kept
     return out
 
 
@@ -370,6 +377,13 @@ def _join_heaps(a: Layered, b: Layered, work: list) -> Layered:
             merged = {}
             for name in x.keys() | y.keys():
                 merged[name] = _join_attribute(x.get(name, UNKNOWN), y.get(name, UNKNOWN))
+            # A list (or dict) empty on one path holds nothing there: what any item is
+            # is what the other path says (`feats = []` then `feats.append(x)` in a loop).
+            for empty, other in ((x, y), (y, x)):
+                if empty.get("items") == () and "item" in other:
+                    merged["item"] = other["item"]
+                elif empty.get("entries") == {} and "value" in other:
+                    merged["value"] = other["value"]
             out[oid] = merged
     return out
 

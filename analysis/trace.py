@@ -58,6 +58,14 @@ class CallSite:
     stmt: object = None              # the statement holding the call
 
 
+@dataclass(frozen=True, eq=False)
+class Choice:
+    """A call of one of several callees, picked by a value the analysis does not know
+    (`layers[i](x)`): what runs inside one of them may not run at all."""
+    node: ast.AST
+    option: int
+
+
 @dataclass(frozen=True)
 class Context:
     # True inside no_grad/inference_mode, False where grad is on, None unknown.
@@ -115,7 +123,7 @@ class Context:
         if loop not in self.blocks:
             return False
         inner = self.blocks[self.blocks.index(loop) + 1:]
-        return not any(isinstance(b, (ast.If, ast.Try, ast.IfExp, ast.BoolOp)) for b in inner)
+        return not any(isinstance(b, (ast.If, ast.Try, ast.IfExp, ast.BoolOp, Choice)) for b in inner)
 
     def site_in(self, loop) -> object:
         """The node in `loop`'s own function through which this event happens: the

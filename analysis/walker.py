@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from autograd_lsp.analysis import semantics
 from autograd_lsp.analysis.semantics import autograd as grad_modes
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
-                            FunctionValue, GradAttr, MethodOf, ModuleNamespace, NoneValue,
+                            FunctionValue, GradAttr, MethodOf, ModuleChoice, ModuleNamespace, NoneValue,
                             NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
                             Unknown, join)
 from autograd_lsp.analysis.names import canonical
@@ -32,7 +32,7 @@ from autograd_lsp.analysis.semantics import builtins as py
 from autograd_lsp.analysis.semantics import containers, external, objects, tensors
 from autograd_lsp.analysis.state import State, join_states
 from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
-                            CallEvent, CallSite, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
+                            CallEvent, CallSite, Choice, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
                             StoreEvent, Trace, WithEvent)
 
 MAX_DEPTH = 8
@@ -949,8 +949,29 @@ class Walker:
                 return fn(call), False
         if isinstance(callee, objects.SuperMethod):
             return objects.call_super(self, callee, call)
+        if isinstance(callee, ModuleChoice):
+            return self.call_choice(callee, call)
         py.havoc(call)
         return UNKNOWN, False
+
+    def call_choice(self, choice: ModuleChoice, call: Call):
+        """`layers[i](x)` with `i` unknown: each layer runs on a path of its own (with
+        identities of its own), and the paths join as after an `if`."""
+        outcomes, followed = [], False
+        for index, layer in enumerate(choice.options):
+            state = call.state.copy()
+            inner = Call(call.node, list(call.args), dict(call.kwargs), state,
+                         call.ctx.inside(Choice(call.node, index)), self, call.frame,
+                         starred=call.starred, salt=call.salt + (("choice", index),))
+            value, walked = objects.call_object(self, layer, inner)
+            followed = followed or walked
+            outcomes.append((value, state))
+        joined = join_states([s for _, s in outcomes])
+        value = UNKNOWN
+        if joined.reachable:
+            value = _join_all([joined.fresh(v) for v, s in outcomes if s.reachable])
+        call.state.become(joined)
+        return value, followed
 
     def invoke_user(self, function: FunctionValue, args: list, call: Call):
         value, _ = self.invoke(function, args, call.kwargs, call.state, call.frame, call.ctx,

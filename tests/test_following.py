@@ -139,6 +139,24 @@ CASES = {
         "y\n",
         "y", dict(requires_grad=False)),
     # 9. flow: loops reach a fixpoint, branches keep what both paths agree on
+    "items-appended-in-a-branch": (
+        "w = torch.ones(2, requires_grad=True)\n"
+        "parts = []\n"
+        "for k in range(3):\n"
+        "    if k % 2 == 0:\n"
+        "        parts.append(w * k)\n"
+        "first = parts[0]\n"
+        "first\n",
+        "first", dict(requires_grad=True, is_leaf=False, shape=(2,), grad_fn="MulBackward0")),
+    "layer-picked-by-an-unknown-index": (
+        "net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))\n"
+        "def features(x):\n"
+        "    for i in range(len(net)):\n"
+        "        x = net[i](x)\n"
+        "    return x\n"
+        "out = features(torch.randn(5, 3, requires_grad=True))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False)),
     "long-loop": (
         "w = torch.ones(2, requires_grad=True)\n"
         "h = w\n"

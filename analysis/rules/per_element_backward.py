@@ -63,6 +63,15 @@ class PerElementBackward(Rule):
             "optimizer.step()\n",
             Silent("model.weight.grad is not None", "eight backward passes for one gradient"),
             line=9),
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(4, 2)\n"
+            "per_sample = (model(torch.randn(8, 4)) ** 2).mean(dim=1)\n"
+            "for i in range(8):\n"
+            "    (per_sample[i] / 8).backward(retain_graph=True)\n",
+            Silent("model.weight.grad is not None", "eight backward passes for one gradient"),
+            line=6),
     )
     good = (
         Example(
@@ -77,6 +86,22 @@ class PerElementBackward(Rule):
             "xs = [torch.randn(3, requires_grad=True) for _ in range(4)]\n"
             "for x in xs:\n"
             "    (x ** 2).sum().backward()\n"),
+        # A target computed before the loop (neural style transfer) beside slices of the
+        # optimised image: one backward per iteration, no element in it.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())\n"
+            "target = net(torch.rand(1, 3, 10, 10))\n"
+            "image = torch.rand(1, 3, 10, 10, requires_grad=True)\n"
+            "opt = torch.optim.Adam([image], lr=0.01)\n"
+            "for step in range(3):\n"
+            "    tv = (image[:, :, 1:, :] - image[:, :, :-1, :]).abs().mean()\n"
+            "    loss = F.mse_loss(net(image), target) + tv\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    opt.step()\n"),
     )
 
     def check(self, trace, locale):
@@ -101,7 +126,10 @@ class PerElementBackward(Rule):
                 parts.setdefault((loop, event.node), []).append(event)
         for (loop, node), events in parts.items():
             tids = {e.receiver.tid for e in events}
+            # Elements count when the part built before the loop is reached through them
+            # (`(per_sample[i] / n).backward(...)`); a slice or a view does not (a total
+            # variation term of the input, the Gram matrix of a target made before the loop).
             varies = len(tids) > 1 or any(isinstance(t, tuple) and t and t[0] == "join" for t in tids) \
-                or any(e.receiver.from_element or e.receiver.element_of is not None for e in events)
+                or any(loop.predates(n) for e in events for n in e.receiver.element_nodes)
             if varies:
                 yield Report(node, self.text("message", locale), (), events[0])

@@ -8,6 +8,32 @@ from autograd_lsp.analysis.rulekit import has_true_keyword, is_tensor_backward, 
 from autograd_lsp.analysis.trace import backward_target, is_backward
 
 
+# Neural style transfer as d2l writes it: a helper runs the layers one by one, and the
+# targets are computed before the loop (`{targets}`: how they are kept).
+_STYLE_TRANSFER = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "import torch.nn.functional as F\n"
+    "net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 3))\n"
+    "def extract_features(X, layers):\n"
+    "    features = []\n"
+    "    for i in range(len(net)):\n"
+    "        X = net[i](X)\n"
+    "        if i in layers:\n"
+    "            features.append(X)\n"
+    "    return features\n"
+    "targets = {targets}\n"
+    "image = torch.rand(1, 3, 10, 10, requires_grad=True)\n"
+    "opt = torch.optim.Adam([image], lr=0.01)\n"
+    "for step in range(3):\n"
+    "    features = extract_features(image, [0, 2])\n"
+    "    loss = F.mse_loss(features[0], targets[0]) + F.mse_loss(features[1], targets[1])\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward(retain_graph=True)\n"
+    "    opt.step()\n"
+)
+
+
 class RetainGraphInLoop(Rule):
     code = "AG301"
     name = "retain-graph-in-loop"
@@ -69,6 +95,14 @@ class RetainGraphInLoop(Rule):
             "    x.grad = None\n",
             Silent("all(k.grad_fn is not None for k in kept)", "three graphs stay alive"),
             line=6),
+        # The targets are detached: each iteration builds the whole graph anew, through
+        # the layers a helper runs one by one.
+        Example(
+            _STYLE_TRANSFER.format(
+                targets="[t.detach() for t in extract_features(torch.rand(1, 3, 10, 10), [0, 2])]"),
+            Silent("loss.grad_fn.next_functions[0][0]._saved_self is not None",
+                   "the last iteration's graph still holds its saved tensors"),
+            line=19),
     )
     good = (
         Example(
@@ -91,6 +125,41 @@ class RetainGraphInLoop(Rule):
             "for _ in range(3):\n"
             "    y.backward(retain_graph=True)\n"
             "print(x.grad)\n"),
+        # Targets computed once, before the loop, through layers whose weights require
+        # grad (neural style transfer): every backward goes through that graph again,
+        # and without retain_graph the second iteration raises.
+        Example(_STYLE_TRANSFER.format(targets="extract_features(torch.rand(1, 3, 10, 10), [0, 2])")),
+        Example(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU())\n"
+            "def extract_features(X):\n"
+            "    for i in range(2):\n"
+            "        X = net[i](X)\n"
+            "    return [X]\n"
+            "def train(contents_Y):\n"
+            "    X = torch.nn.Parameter(torch.rand(1, 3, 16, 16))\n"
+            "    opt = torch.optim.Adam([X], lr=0.01)\n"
+            "    for i in range(3):\n"
+            "        l = F.mse_loss(extract_features(X)[0], contents_Y[0])\n"
+            "        opt.zero_grad()\n"
+            "        l.backward(retain_graph=True)\n"
+            "        opt.step()\n"
+            "contents_Y = extract_features(torch.rand(1, 3, 16, 16))\n"
+            "train(contents_Y)\n"),
+        # A term with a graph built before the loop, added in place.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Linear(4, 1)\n"
+            "prior = net(torch.randn(8, 4)).pow(2).mean()\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "for step in range(3):\n"
+            "    loss = (net(torch.randn(8, 4)) - 1).pow(2).mean()\n"
+            "    loss += prior\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    opt.step()\n"),
     )
 
     def check(self, trace, locale):
@@ -103,9 +172,14 @@ class RetainGraphInLoop(Rule):
             target: TensorFacts = event.receiver
             # Only a graph built in this iteration; one built before the loop (or an
             # element of one, see per-element-backward) is backwarded again next time.
-            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None \
-                    or any(loop.predates(n) for n in target.saved_nodes):
-                continue      # part of the graph was built before the loop: the next iteration needs it
+            if not made_in_iteration(target, loop, event.ctx) or target.element_of is not None:
+                continue
+            # Every node the backward reaches must be known to be made in this iteration:
+            # a part built before the loop (targets computed once through a model that
+            # requires grad) is backwarded again next time, and a part never seen (an
+            # unknown call or value) may be such a part.
+            if target.unseen_history or any(loop.predates(n) for n in target.saved_nodes):
+                continue
             later = [e for e in calls[index + 1:]
                      if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
                      and (is_backward(e) or e.qualname == "torch.autograd.grad")]

@@ -283,6 +283,7 @@ def _grad_read(call: Call):
                             requires_grad=True if owner.grad == "graph" else False if plain else None,
                             is_leaf=True if plain else None, dtype=owner.dtype, shape=owner.shape,
                             no_grad_reason="grad_result" if plain else None, opaque=False,
+                            unseen_history=not plain,
                             device=owner.device)
     fn = tensors.TENSOR_METHODS.get(call.method)
     if fn is None:

@@ -237,6 +237,11 @@ def _len(call: Call):
     if isinstance(value, ObjectRef) and value.kind == "list":
         items = containers.known_items(call.state, value)
         return NumberValue("int", len(items) if items is not None else None)
+    if isinstance(value, ObjectRef) and value.kind == "module":
+        # nn.Sequential / nn.ModuleList / nn.ModuleDict whose layers are known.
+        attrs = call.state.attrs(value)
+        layers = attrs.get("_items") if attrs.get("_items") is not None else attrs.get("_entries")
+        return NumberValue("int", len(layers) if layers is not None else None)
     if isinstance(value, TensorFacts) and value.shape and isinstance(value.shape[0], int):
         return NumberValue("int", value.shape[0])
     return NumberValue("int")

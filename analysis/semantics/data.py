@@ -33,7 +33,8 @@ def _row(call: Call, t, index: int):
         tid=call.new_id(20 + index), requires_grad=t.requires_grad,
         is_leaf=t.is_leaf if t.requires_grad is False else None, dtype=t.dtype,
         shape=t.shape[1:] if t.shape else None, no_grad_reason=t.no_grad_reason,
-        opaque=t.opaque, device=t.device, leaves=t.leaves, saved_nodes=t.saved_nodes))
+        opaque=t.opaque, unseen_history=t.unseen_history, device=t.device, leaves=t.leaves,
+        saved_nodes=t.saved_nodes))
 
 
 @function("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
@@ -125,7 +126,8 @@ def collate(call: Call, item, batch, depth: int):
             tid=call.new_id(), requires_grad=False if plain else None,
             is_leaf=True if plain else None, dtype=item.dtype,
             shape=(batch,) + item.shape if item.shape is not None else None,
-            no_grad_reason="never" if plain else None, opaque=not plain, device="cpu"))
+            no_grad_reason="never" if plain else None, opaque=not plain, unseen_history=not plain,
+            device="cpu"))
     if isinstance(item, NumberValue):
         dtype = {"int": "int64", "float": "float64", "bool": "bool"}.get(item.kind)
         return tensors.new_tensor(call, False, True, dtype=dtype, shape=(batch,), reason="never",

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue,
-                            TensorFacts, TorchName, TupleValue, Unknown, dtype_kind)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, ModuleChoice, NumberValue, ObjectRef,
+                            StrValue, TensorFacts, TorchName, TupleValue, Unknown, dtype_kind)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method, shapes, truth
 from autograd_lsp.analysis.semantics import tensors as t_ops
 from autograd_lsp.analysis.trace import InplaceEvent
@@ -714,12 +714,25 @@ def iterate_module(call: Call, ref: ObjectRef):
     return Iteration(None, UNKNOWN, None)
 
 
+# Layers an unknown index may pick that a call runs one path each for.
+CHOICE_LIMIT = 16
+
+
 def module_item(state, ref: ObjectRef, index):
     attrs = state.attrs(ref)
     items = attrs.get("_items")
     if items is not None and isinstance(index, NumberValue) and isinstance(index.value, int):
         if -len(items) <= index.value < len(items):
             return state.fresh(items[index.value])
+    if items and isinstance(index, NumberValue) and index.kind == "int" and index.value is None \
+            and len(items) <= CHOICE_LIMIT:
+        layers = []
+        for item in items:
+            item = state.fresh(item)
+            if item not in layers:
+                layers.append(item)
+        if all(isinstance(layer, ObjectRef) and layer.kind == "module" for layer in layers):
+            return layers[0] if len(layers) == 1 else ModuleChoice(tuple(layers))
     entries = attrs.get("_entries")
     if entries is not None and isinstance(index, StrValue) and index.value in entries:
         return state.fresh(entries[index.value])

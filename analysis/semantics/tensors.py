@@ -14,8 +14,8 @@ import math
 from dataclasses import replace
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NumberValue,
-                            ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
+from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
+                            NumberValue, ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
                             dtype_kind)
 from autograd_lsp.analysis.semantics import Call, function, method, shapes
 from autograd_lsp.analysis.trace import AttrReadEvent, InplaceEvent
@@ -32,6 +32,7 @@ def new_tensor(call: Call, requires_grad, is_leaf, dtype=None, shape=None, reaso
         tid=tid, requires_grad=requires_grad, is_leaf=is_leaf, dtype=dtype, shape=shape,
         leaves=frozenset({tid}) if requires_grad and is_leaf else frozenset(),
         opaque=requires_grad is None or is_leaf is None,
+        unseen_history=requires_grad is None or is_leaf is None,
         no_grad_reason=reason if requires_grad is False else None,
         grad="none" if requires_grad and is_leaf else None,
         device=device, made_in_loop=call.ctx.loop, is_param=is_param))
@@ -89,6 +90,8 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
             t = state.fresh(t)
             state.update_tensor(replace(t, saved_by=t.saved_by | {node}))
     opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
+    # Grad mode unknown: a node this op may save is not recorded.
+    unseen = any(t.unseen_history for t in tensors) or bool(unknown) or bool(saves and requires is None)
     tid = call.new_id(part)
     return state.created(TensorFacts(
         tid=tid, requires_grad=requires,
@@ -97,7 +100,7 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         grad_fn=(grad_fn or api.grad_fn_name(op)) if requires else None,
         saved_nodes=nodes,
         leaves=frozenset().union(*(t.leaves for t in tensors)),
-        opaque=opaque, grad=None,
+        opaque=opaque, unseen_history=unseen, grad=None,
         device=_same([t.device for t in tensors]),
         made_in_loop=call.ctx.loop,
         saved_by=frozenset({node}) if node is not None and api.saves_output(op, other_is_tensor)
@@ -105,7 +108,7 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         parents=tuple(t for t in tensors if t.requires_grad is not False) if requires else (),
         corrupted_by=frozenset().union(*(t.corrupted_by for t in tensors)),
         ungraded=frozenset().union(*(t.ungraded for t in tensors)),
-        from_element=any(t.from_element or t.element_of is not None for t in tensors)))
+        element_nodes=frozenset().union(*(t.element_nodes for t in tensors))))
 
 
 def binary(call: Call, op: str, left, right):
@@ -250,9 +253,10 @@ def element(call: Call, base: TensorFacts):
         dtype=base.dtype, shape=shape,
         grad_fn="UnbindBackward0" if requires else None, parents=(base,) if requires else (),
         saved_nodes=base.saved_nodes, leaves=base.leaves, opaque=base.opaque,
+        unseen_history=base.unseen_history,
         no_grad_reason=base.no_grad_reason if requires is False else None,
         device=base.device, made_in_loop=call.ctx.loop, element_of=base.tid,
-        base_made_in=base.made_in_loop))
+        base_made_in=base.made_in_loop, element_nodes=base.saved_nodes | base.element_nodes))
 
 
 def row(state, base: TensorFacts):
@@ -261,7 +265,7 @@ def row(state, base: TensorFacts):
                    is_leaf=False if base.requires_grad else base.is_leaf,
                    grad_fn="UnbindBackward0" if base.requires_grad else None,
                    element_of=base.tid, base_made_in=base.made_in_loop, is_param=False, grad=None,
-                   label=None)
+                   label=None, element_nodes=base.saved_nodes | base.element_nodes)
 
 
 def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int = 0):
@@ -285,7 +289,13 @@ def getitem(call: Call, base: TensorFacts, slice_node, index):
         grad_fn = "SelectBackward0" if simple_int else None
     if isinstance(index, TensorFacts) and index.dtype not in (None, "bool", "int64", "int32", "uint8"):
         return UNKNOWN
-    return view_of(call, base, shape, grad_fn)
+    out = view_of(call, base, shape, grad_fn)
+    picks = index.items if isinstance(index, TupleValue) else (index,)
+    if isinstance(out, TensorFacts) and any(isinstance(v, NumberValue) and v.kind == "int" for v in picks):
+        # An element (`losses[i]`, `out[:, i]`), not a slice: what a per-element
+        # backward goes through.
+        out = replace(out, element_nodes=out.element_nodes | base.saved_nodes)
+    return out
 
 
 def _index_shape(call: Call, shape, slice_node, index):
@@ -397,13 +407,21 @@ def inplace_result(call: Call, target: TensorFacts, operand) -> TensorFacts:
     if isinstance(operand, TensorFacts) and operand.requires_grad and target.requires_grad is False:
         return replace(target, requires_grad=True, is_leaf=False, opaque=True, no_grad_reason=None,
                        leaves=target.leaves | operand.leaves,
-                       saved_nodes=target.saved_nodes | operand.saved_nodes)
+                       saved_nodes=target.saved_nodes | operand.saved_nodes,
+                       unseen_history=target.unseen_history or operand.unseen_history)
     if isinstance(operand, TensorFacts) and operand.requires_grad is None \
             and target.requires_grad is False:
-        return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None)
+        return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None, unseen_history=True)
     if not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None \
             and target.requires_grad is False:
-        return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None)
+        return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None, unseen_history=True)
+    if target.requires_grad is not False and not target.unseen_history and (
+            (isinstance(operand, TensorFacts) and operand.requires_grad is not False
+             and (operand.unseen_history or not operand.saved_nodes <= target.saved_nodes))
+            or not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None):
+        # `loss += other`: `other`'s graph joins this one's, and its nodes are not
+        # recorded here.
+        return replace(target, unseen_history=True)
     return target
 
 
@@ -420,6 +438,7 @@ def attribute(walker, t: TensorFacts, name: str, state, node, frame, ctx):
         return state.created(TensorFacts(
             tid=call.new_id(3), requires_grad=False, is_leaf=True, dtype=t.dtype, shape=t.shape,
             no_grad_reason="data", device=t.device, element_of=t.tid, opaque=t.opaque,
+            unseen_history=t.unseen_history,
             made_in_loop=t.made_in_loop))
     if name in ("T", "mT", "H", "mH"):
         return derived(call, "t", [t], shape=tuple(reversed(t.shape)) if t.shape is not None and len(t.shape) <= 2
@@ -905,7 +924,20 @@ def _generic(call: Call, name: str):
     tensors = call.tensors()
     if not tensors:
         return UNKNOWN
-    return derived(call, name, tensors, shape=None, dtype=_float_of(tensors))
+    out = derived(call, name, tensors, shape=None, dtype=_float_of(tensors))
+    hidden = [v for v in (*call.args, *call.kwargs.values())
+              if not isinstance(v, TensorFacts) and not _plain_value(v)]
+    if hidden and isinstance(out, TensorFacts) and not out.unseen_history:
+        # An argument the analysis does not see into may carry a graph of its own.
+        out = call.state.created(replace(out, unseen_history=True))
+    return out
+
+
+def _plain_value(value) -> bool:
+    """A number, string or None (or a tuple of them): no graph in it."""
+    if isinstance(value, TupleValue):
+        return all(_plain_value(v) for v in value.items)
+    return isinstance(value, (NumberValue, StrValue, NoneValue))
 
 
 def _register_torch_families():
@@ -954,7 +986,7 @@ def _detach(call: Call):
 def _detach_(call: Call):
     t = call.receiver
     new = replace(t, requires_grad=False, is_leaf=True, grad_fn=None, no_grad_reason="detach",
-                  leaves=frozenset(), saved_nodes=frozenset(), grad=None)
+                  leaves=frozenset(), saved_nodes=frozenset(), grad=None, unseen_history=False)
     call.state.update_tensor(new)
     return new
 
@@ -1000,7 +1032,8 @@ def requires_grad_set(t: TensorFacts, flag) -> TensorFacts:
                    no_grad_reason=None if flag else "never",
                    leaves=frozenset({t.tid}) if flag else frozenset(),
                    grad=("none" if t.grad is None else t.grad) if flag else t.grad,
-                   opaque=False if flag else t.opaque)
+                   opaque=False if flag else t.opaque,
+                   unseen_history=False if flag else t.unseen_history)
 
 
 @tensor_method("retain_grad")
@@ -1442,7 +1475,8 @@ def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
             state.update_tensor(replace(
                 t, requires_grad=flag, no_grad_reason=None if flag else "never",
                 grad="none" if flag and t.grad is None else t.grad, grad_at=state.tick(),
-                leaves=frozenset({t.tid}) if flag else frozenset(), opaque=False if flag else t.opaque))
+                leaves=frozenset({t.tid}) if flag else frozenset(), opaque=False if flag else t.opaque,
+                unseen_history=False if flag else t.unseen_history))
         elif flag is None or t.is_leaf is not False:
             state.update_tensor(replace(t, requires_grad=None))
     elif name == "data":
