@@ -206,7 +206,9 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
         if is_notebook(path):
             return _check_notebook(path, text, source, settings, fix, write, outcome)
         if fix:
-            result = fix_text(text, settings, filename=str(path), analyzer=analyzer)
+            # The project's modules, as `check` reads them: the same findings get fixed.
+            analyzer = Analyzer(workspace=workspace_for(path))
+            result = fix_text(text, settings, filename=str(path), analyzer=analyzer, path=str(path))
             if result.applied:
                 if write:
                     write_source(source, result.text)

@@ -32,19 +32,28 @@ class FixResult:
 
 
 def fix_text(text: str, settings: Settings, filename: str = "<source>",
-             analyzer: Analyzer | None = None) -> FixResult:
+             analyzer: Analyzer | None = None, path: str | None = None) -> FixResult:
+    """`text` with the safe fixes applied, round after round. `path`: the file's path,
+    for an analyzer that follows the project's imports (it then finds what `check`
+    finds)."""
     analyzer = analyzer or Analyzer()
     result = FixResult(text)
+
+    def analyze(source: str) -> list[Finding]:
+        if path is None:
+            return analyzer.analyze(source, settings)
+        return analyzer.analyze(source, settings, path=path)
+
     if not _compiles(text, filename):
         # Without a compiling original there is no way to tell a fix that breaks
         # the code from the code's own error.
-        if any(f.fixes for f in analyzer.analyze(text, settings)):
+        if any(f.fixes for f in analyze(text)):
             result.problem = "not fixed: the file does not compile"
-        result.findings = analyzer.analyze(text, settings)
+        result.findings = analyze(text)
         return result
     newline = SourceText(text).newline
     for _ in range(MAX_ROUNDS):
-        chosen = choose_fixes(analyzer.analyze(result.text, settings))
+        chosen = choose_fixes(analyze(result.text))
         if not chosen:
             break
         edits = [_with_line_ending(e, newline) for applied in chosen for e in applied.fix.edits]
@@ -62,7 +71,7 @@ def fix_text(text: str, settings: Settings, filename: str = "<source>",
         result.text = new_text
         result.applied.extend(chosen)
     # Cheap: the analyzer has every chunk of the final text cached already.
-    result.findings = analyzer.analyze(result.text, settings)
+    result.findings = analyze(result.text)
     return result
 
 

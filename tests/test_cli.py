@@ -299,6 +299,28 @@ def test_fix_edits_the_file_in_place(project, capsys):
     assert path.read_text(encoding="utf-8") == fixed
 
 
+def test_fix_fixes_what_check_finds_through_a_project_import(project, capsys):
+    # The model's output shape is known only from models.py: --fix must read it as
+    # check does, or it leaves the finding check reports.
+    write(project, "models.py", "import torch.nn as nn\n"
+                                "class Net(nn.Module):\n"
+                                "    def __init__(self):\n"
+                                "        super().__init__()\n"
+                                "        self.fc = nn.Linear(4, 1)\n"
+                                "    def forward(self, x):\n"
+                                "        return self.fc(x)\n")
+    train = write(project, "train.py", "import torch\n"
+                                       "from models import Net\n"
+                                       "model = Net()\n"
+                                       "out = model(torch.randn(8, 4))\n"
+                                       "out.backward()\n")
+    code, out, _ = run(capsys, "check", "--no-cache", "train.py")
+    assert code == 1 and "train.py:5:1: AG101" in out
+    code, out, _ = run(capsys, "check", "--no-cache", "--fix", "train.py")
+    assert "fixed AG101" in out
+    assert "out.mean().backward()" in train.read_text(encoding="utf-8")
+
+
 def test_fix_keeps_crlf_line_endings(project, capsys):
     path = write(project, "crlf.py", NONSCALAR.replace("\n", "\r\n").encode())
     run(capsys, "check", "--fix", "crlf.py")
