@@ -16,13 +16,13 @@ from __future__ import annotations
 import ast
 import re
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from autograd_lsp.analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
 from autograd_lsp.analysis.edits import newline_of, source_lines
 from autograd_lsp.analysis.errors import describe_error
 from autograd_lsp.analysis.parse_guard import Refusal, TextShape, call_with_room, measure
-from autograd_lsp.analysis.facts import ClassValue, FunctionValue, ObjectRef
+from autograd_lsp.analysis.facts import replace, ClassValue, FunctionValue, ObjectRef
 from autograd_lsp.analysis.relevance import Relevance
 from autograd_lsp.analysis.findings import Finding, Fix, TextEdit
 from autograd_lsp.analysis.rule import Edit, Report, Rule
@@ -32,7 +32,7 @@ from autograd_lsp.analysis.state import State
 from autograd_lsp.analysis.suppression import is_suppressed
 from autograd_lsp.analysis.trace import CallSite, Context, Trace
 from autograd_lsp.analysis.source import SourceText
-from autograd_lsp.analysis.walker import ALONE_BUDGET, Frame, ModuleContext, Walker
+from autograd_lsp.analysis.walker import ALONE_BUDGET, Frame, ModuleContext, Walker, alone_budget
 
 class AnalysisStopped(Exception):
     """Raised by `Analyzer.analyze` when its `should_stop` says so."""
@@ -215,13 +215,11 @@ class Analyzer:
         """The module's run, then each function no call reached, run on its own: each a
         segment whose findings depend on nothing else, kept while its inputs stay the same."""
         module, state, followed = self._module_segment(parts, path, locale, mentions_backward)
-        segments = [module]
-        kept = {}
         context = ModuleContext("__main__", path, self._resolver())
-        instances: dict = {}
         digests: dict = {}
         relevance = None
         self._deferred = {}
+        runs = []
         for part in parts:
             for node in part.tree.body:
                 for function, owner in _definitions(node, state.names):
@@ -229,22 +227,32 @@ class Analyzer:
                         continue
                     self._check_stop()
                     key = (function, owner, locale, _globals_digest(function, part, state, owner, digests))
-                    segment = self._alone_cache.get(key)
-                    if segment is None:
-                        if not self.run_everything:
-                            if relevance is None:
-                                relevance = Relevance(parts, self._project_imports(parts, path))
-                            if not relevance.may_matter(function.node, owner.node if owner else None):
-                                # Nothing a rule reads: run only if a hover asks for its facts.
-                                self._deferred[function.node] = (function, owner, part, state, context,
-                                                                 locale, mentions_backward, key)
-                                continue
-                        if owner is not None and owner not in instances:
-                            instances[owner] = self._instance(owner, part, state, context)
-                        segment = self._run_alone(function, instances.get(owner), part, state, context,
-                                                  locale, mentions_backward)
-                    kept[key] = segment
-                    segments.append(segment)
+                    if not self.run_everything:
+                        # (Asked of every function, cached or not: how many run sets
+                        # each one's budget, which must not depend on the cache.)
+                        if relevance is None:
+                            relevance = Relevance(parts, self._project_imports(parts, path))
+                        if not relevance.may_matter(function.node, owner.node if owner else None):
+                            # Nothing a rule reads: run only if a hover asks for its facts.
+                            self._deferred[function.node] = (function, owner, part, state, context,
+                                                             locale, mentions_backward, key)
+                            continue
+                    runs.append((function, owner, part, key))
+        budget = alone_budget(len(runs))
+        segments = [module]
+        kept = {}
+        instances: dict = {}
+        for function, owner, part, key in runs:
+            self._check_stop()
+            key = key + (budget,)
+            segment = self._alone_cache.get(key)
+            if segment is None:
+                if owner is not None and owner not in instances:
+                    instances[owner] = self._instance(owner, part, state, context, budget)
+                segment = self._run_alone(function, instances.get(owner), part, state, context,
+                                          locale, mentions_backward, budget=budget)
+            kept[key] = segment
+            segments.append(segment)
         self._alone_cache = kept
         return segments
 
@@ -277,10 +285,10 @@ class Analyzer:
             self._deferred_seen = {**{k: v for k, v in list(self._deferred_seen.items())[-15:]}, key: seen}
         return seen
 
-    def _instance(self, cls, part, state: State, context):
+    def _instance(self, cls, part, state: State, context, budget: int = ALONE_BUDGET):
         """(state, `self`) for the methods of a class run on their own: an instance
         whose `__init__` ran with unknown arguments, made once for all its methods."""
-        walker = Walker(budget=ALONE_BUDGET)
+        walker = Walker(budget=budget)
         run_state = state.copy()
         run_state.work = [0]
         frame = Frame(None, part, None, prefix=("instance",) + part.key, module=context)
@@ -340,9 +348,10 @@ class Analyzer:
                                         set(walker.followed_sources), set(walker.followed_nodes))
         return segment, state, walker.followed_nodes
 
-    def _run_alone(self, function, instance, part, state: State, context, locale: str, mentions_backward: bool):
+    def _run_alone(self, function, instance, part, state: State, context, locale: str, mentions_backward: bool,
+                   budget: int = ALONE_BUDGET):
         trace = Trace(mentions_backward=mentions_backward)
-        walker = Walker(trace, budget=ALONE_BUDGET)
+        walker = Walker(trace, budget=budget)
         walker.torch_name = _torch_name(state.names)
         receiver = None
         if instance is not None:

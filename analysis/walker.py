@@ -18,11 +18,11 @@ controls (`elif` chains, `a + b + c + ...`).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from autograd_lsp.analysis import semantics
 from autograd_lsp.analysis.semantics import autograd as grad_modes
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
+from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
                             FunctionValue, GradAttr, MethodOf, ModuleChoice, ModuleNamespace, NoneValue,
                             NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
                             Unknown, join)
@@ -47,6 +47,18 @@ UNROLL_LIMIT = 16
 # its builder through every block class, 400,000 steps and a second each.
 BUDGET = 400_000
 ALONE_BUDGET = 20_000
+# What all the runs on their own of one file may take together: a file of hundreds
+# of model builders (`def vit_base(**kwargs): return _create(...)`, each following
+# its builder through every block class) gives each an equal share, never less than
+# ALONE_FLOOR: a run whose budget is spent still walks its own statements, with the
+# calls after that point unknown, so what it says of its own code stays right.
+FILE_BUDGET = 100_000
+ALONE_FLOOR = 1_000
+
+
+def alone_budget(runs: int) -> int:
+    """The budget of each of a file's `runs` runs on their own."""
+    return max(ALONE_FLOOR, min(ALONE_BUDGET, FILE_BUDGET // max(runs, 1)))
 
 _BINARY_OPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",

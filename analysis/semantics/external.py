@@ -3,9 +3,9 @@ through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
 their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
+from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TupleValue, Unknown)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 

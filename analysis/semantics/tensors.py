@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import replace
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
+from autograd_lsp.analysis.facts import (replace, FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
                             NumberValue, ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
                             dtype_kind)
 from autograd_lsp.analysis.semantics import Call, function, method, shapes
