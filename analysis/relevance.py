@@ -38,6 +38,8 @@ _REDUCES = re.compile(r"loss|criterion|\.(?:sum|mean|norm|prod|max|min|std|var|d
 
 # A call into the project's other modules: what it does is not read here.
 _ANYTHING = object()
+# A call of something that may be a module: it may run any class's `forward`.
+_FORWARDS = "forwards"
 
 
 class Relevance:
@@ -101,12 +103,18 @@ class Relevance:
                  for group in table.values() for n in group}
         callers: dict = {}
         relevant = set()
+        # A call of what may be a module reaches every `forward`: one shared node
+        # stands for them all, which a relevant `forward` makes relevant.
+        for forward in self._forwards:
+            callers.setdefault(id(forward), set()).add(_FORWARDS)
         for key, node in nodes.items():
             callees = list(self._callees(node))
             if any(c is _ANYTHING for c in callees) or self._marked(node):
                 relevant.add(key)
             for callee in callees:
-                if callee is not _ANYTHING:
+                if callee is _FORWARDS:
+                    callers.setdefault(_FORWARDS, set()).add(key)
+                elif callee is not _ANYTHING:
                     callers.setdefault(id(callee), set()).add(key)
         todo = list(relevant)
         while todo:
@@ -167,7 +175,7 @@ class Relevance:
             else:
                 may_be_module = True
         if may_be_module:
-            yield from self._forwards
+            yield _FORWARDS
 
 
 @dataclass(frozen=True)
