@@ -12,11 +12,8 @@ culprit is reported as not checked and every other file gets its outcome.
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -126,6 +123,10 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
 
 
 def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write=True) -> None:
+    # Imported here: checking one file (an editor's or pre-commit's usual call) never
+    # needs a pool, and these imports are a tenth of its time.
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
     pending = set(todo)
     try:
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
@@ -157,6 +158,7 @@ def check_alone(path: Path, settings: Settings, fix: bool, text: str | None = No
                 write: bool = True) -> Outcome:
     """`check_one` in a process of its own: if that process dies, only this file's
     outcome says so."""
+    import multiprocessing
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_check_and_send, args=(sender, path, settings, fix, text, write))
