@@ -448,6 +448,8 @@ class Walker:
             if not end.reachable:
                 break
             current = end.copy()
+            if not unrolled:
+                _widen_counters(current, entry)
         frame.loop_controls.pop()
         runs_once = iteration is not None and iteration.nonempty is True
         if test is not None:
@@ -1124,6 +1126,17 @@ if hasattr(ast, "TryStar"):
     _STATEMENTS[ast.TryStar] = Walker.s_try
 if hasattr(ast, "Match"):
     _STATEMENTS[ast.Match] = Walker.s_match
+
+
+def _widen_counters(state: State, entry: State) -> None:
+    """The second pass of a loop that runs an unknown number of times stands for
+    every later iteration: a number the first pass changed (`steps += 1`) may hold
+    any value there, or `if steps % print_every == 0:` would never be taken."""
+    for name, value in state.names.items():
+        if isinstance(value, NumberValue) and value.value is not None:
+            before = entry.names.get(name)
+            if isinstance(before, NumberValue) and before.value != value.value:
+                state.names[name] = NumberValue(value.kind, None)
 
 
 def _made_by_iteration(value, loop):

@@ -9,6 +9,32 @@ from autograd_lsp.analysis.trace import is_backward
 
 
 
+# Validation every third step of a loop over four batches: taken on the third only.
+PERIODIC_VALIDATION = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "from torch.utils.data import DataLoader, TensorDataset\n"
+    "model = nn.Linear(10, 2)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "crit = nn.CrossEntropyLoss()\n"
+    "train = DataLoader(TensorDataset(torch.randn(32, 10), torch.randint(0, 2, (32,))), batch_size=8)\n"
+    "valid = DataLoader(TensorDataset(torch.randn(16, 10), torch.randint(0, 2, (16,))), batch_size=8)\n"
+    "print_every = 3\n"
+    "steps = 0\n"
+    "for x, y in train:\n"
+    "    steps += 1\n"
+    "    opt.zero_grad()\n"
+    "    loss = crit(model(x), y)\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "    if steps % print_every == 0:\n"
+    "        model.eval()\n"
+    "        val_loss = 0\n"
+    "{validation}"
+    "        model.train()\n"
+)
+
+
 class EvalWithoutNoGrad(Rule):
     code = "AG303"
     name = "eval-without-no-grad"
@@ -84,8 +110,20 @@ class EvalWithoutNoGrad(Rule):
             "print(predict(model, torch.randn(2, 6)))\n",
             Silent("model(torch.randn(2, 6)).grad_fn is not None",
                    "the prediction records a graph that is never used"), line=12),
+        # A periodic validation inside the training loop, taken on some steps only.
+        Example(
+            PERIODIC_VALIDATION.format(validation=(
+                "        for vx, vy in valid:\n"
+                "            val_out = model(vx)\n"
+                "            val_loss += crit(val_out, vy).item()\n")),
+            Silent("val_out.grad_fn is not None", "each validation batch records a graph"), line=21),
     )
     good = (
+        Example(PERIODIC_VALIDATION.format(validation=(
+            "        with torch.no_grad():\n"
+            "            for vx, vy in valid:\n"
+            "                val_out = model(vx)\n"
+            "                val_loss += crit(val_out, vy).item()\n"))),
         # `import torch.utils.data` binds `torch` itself: its no_grad is torch's.
         Example(
             "import torch\n"
@@ -142,10 +180,19 @@ class EvalWithoutNoGrad(Rule):
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
         calls = trace.calls()
+        seen = set()
         for event in calls:
             if not (event.extra.get("training") is False and event.extra.get("trainable")
-                    and event.ctx.no_grad is False and not any(event.ctx.passes)):
+                    and event.ctx.no_grad is False):
                 continue
+            # The first pass a forward runs in: the first iteration for most, a later
+            # one for a periodic evaluation (`if step % print_every == 0:` is taken
+            # only when the loop's counter is no longer its first value).
+            # (Per call path: a helper's forward reached from two calls is two places.)
+            key = (event.node,) + tuple(getattr(site, "node", site) for site in event.ctx.calls)
+            if key in seen:
+                continue
+            seen.add(key)
             if _inside_forward(event):
                 continue      # a layer called by a model's own forward: the model's call is reported
             if not event.ctx.loops and _backward_after(calls, event):
