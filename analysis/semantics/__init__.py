@@ -181,8 +181,8 @@ def find_function(qualname: str):
 
 def _load() -> None:
     # The families register themselves on import.
-    from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data, external, nn,  # noqa: F401
-                                    optim, tensors)
+    from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data, external,  # noqa: F401
+                                    library_models, nn, optim, tensors)
 
 
 _load()

@@ -298,6 +298,8 @@ def call_layer(call: Call, ref: ObjectRef):
     state = call.state
     name = str(ref.cls).rsplit(".", 1)[-1]
     attrs = state.attrs(ref)
+    if attrs.get("_opaque") and "_items" not in attrs:
+        return _opaque_output(call, ref)     # its layers are not known (a library's model)
     if name == "Sequential":
         items = attrs.get("_items")
         if items is None:
