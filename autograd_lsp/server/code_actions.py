@@ -16,12 +16,13 @@ import difflib
 
 from lsprotocol import types
 
-from autograd_lsp.analysis import SYNTAX_CODE, Finding, Fix, TextEdit
+from autograd_lsp.analysis import SYNTAX_CODE, Analyzer, Finding, Fix, TextEdit
 from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.analysis.suppression import NOQA
 from autograd_lsp.fixing import fix_text
 from autograd_lsp.server.diagnostics import SOURCE, to_diagnostic
-from autograd_lsp.server.documents import Analysis
+from autograd_lsp.server.documents import Analysis, path_of
+from autograd_lsp.server.imports import workspace_of
 from autograd_lsp.server.linting import analyse_now
 from autograd_lsp.server.texts import text
 
@@ -77,7 +78,7 @@ async def code_action(ls, params: types.CodeActionParams):
     if _wants(params.context.only, FIX_ALL) and any(
             fix.safe for finding in analysis.findings for fix in finding.fixes):
         action = types.CodeAction(title=text("fix_all", locale), kind=FIX_ALL)
-        _attach(action, lazy, analysis, uri, {"kind": "fixAll"}, lambda: fix_all_edits(analysis))
+        _attach(action, lazy, analysis, uri, {"kind": "fixAll"}, lambda: fix_all_edits(analysis, ls, uri))
         actions.append(action)
     return actions
 
@@ -92,16 +93,16 @@ async def resolve_code_action(ls, action: types.CodeAction) -> types.CodeAction:
     # hold, so the action stays without an edit (the client will ask again).
     if analysis is None or analysis.result_id != data.get("result_id"):
         return action
-    edits = _edits_for(analysis, data)
+    edits = _edits_for(analysis, data, ls, uri)
     if edits is not None:
         action.edit = types.WorkspaceEdit(changes={uri: edits})
     return action
 
 
-def _edits_for(analysis: Analysis, data: dict) -> list[types.TextEdit] | None:
+def _edits_for(analysis: Analysis, data: dict, ls, uri: str) -> list[types.TextEdit] | None:
     kind = data.get("kind")
     if kind == "fixAll":
-        return fix_all_edits(analysis)
+        return fix_all_edits(analysis, ls, uri)
     number = data.get("finding")
     if not isinstance(number, int) or not 0 <= number < len(analysis.findings):
         return None
@@ -142,15 +143,19 @@ def suppress_edit(analysis: Analysis, finding: Finding) -> TextEdit | None:
     return TextEdit(finding.line, stripped, finding.line, len(line), f"  # noqa: {finding.code}")
 
 
-def fix_all_edits(analysis: Analysis) -> list[types.TextEdit]:
+def fix_all_edits(analysis: Analysis, ls=None, uri: str | None = None) -> list[types.TextEdit]:
     """Every safe fix, as edits from the analysed text to the fixed one. The
     rounds of fixing (and the refusal to produce code that does not compile) are
-    the command line's `check --fix`, so both fix the same way."""
+    the command line's `check --fix`, so both fix the same way; like it, they
+    follow the project's imports (a finding that needs models.py is fixed too)."""
     if analysis.notebook is not None:
         # A cell alone is not the program: fix the notebook, keep this cell's part.
         fixed = analysis.notebook.fixed_text(analysis.settings.settings)
     else:
-        fixed = fix_text(analysis.text, analysis.settings.settings).text
+        workspace = workspace_of(ls, uri) if ls is not None and uri is not None else None
+        path = path_of(uri) if workspace is not None else None
+        fixed = fix_text(analysis.text, analysis.settings.settings, analyzer=Analyzer(workspace=workspace),
+                         path=None if path is None else str(path)).text
     return diff_edits(analysis, fixed)
 
 

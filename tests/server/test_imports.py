@@ -95,3 +95,21 @@ async def test_a_module_imported_through_another_counts(project):
         await diagnostics(client, train, until=lambda items: codes(items) == ["AG101"])
         open_document(client, models, REDUCED)
         assert await diagnostics(client, train, until=lambda items: items == []) == []
+
+
+async def test_fix_all_fixes_a_finding_that_needs_the_imported_module(project):
+    from autograd_lsp.analysis import Analyzer
+    from autograd_lsp.project import workspace_for
+    from tests.server.session import apply_lsp_edits, edits_of
+    from tests.server.test_code_actions import actions_for, resolved
+
+    train = (project / "train.py").as_uri()
+    folders = [types.WorkspaceFolder(uri=project.as_uri(), name="demo")]
+    async with session("vscode", workspace_folders=folders) as client:
+        open_document(client, train, TRAIN)
+        await diagnostics(client, train, until=lambda items: codes(items) == ["AG101"])
+        (fix_all,) = await actions_for(client, train, only=[types.CodeActionKind.SourceFixAll])
+        fixed = apply_lsp_edits(TRAIN, edits_of(await resolved(client, fix_all), train))
+    assert fixed != TRAIN
+    path = project / "train.py"
+    assert Analyzer(workspace=workspace_for(path)).analyze(fixed, path=str(path)) == []
