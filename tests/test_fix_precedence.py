@@ -359,3 +359,17 @@ def test_gradcheck_precision_title_shows_the_fixed_code():
     code = OTHER_PRELUDE + "ok = gradcheck(lambda t: t * 2, (w * 2,))\n"
     [finding] = _findings(code, "gradcheck-precision")
     assert finding.fixes[0].title == "Check in float64: (w * 2).double()"
+
+
+def test_loss_accumulation_message_of_a_stored_expression_shows_working_code():
+    code = ("import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "history, n = [], 4\n"
+            "for step in range(3):\n"
+            "    running = (w * 2).sum()\n"
+            "    running.backward()\n"
+            "    history.append(running / n)\n")
+    [finding] = _findings(code, "loss-accumulation")
+    assert "keep `(running / n).item()` or `(running / n).detach()`" in finding.message
+    namespace = _run(code + "shown = (running / n).item()\n")
+    assert namespace["shown"] == pytest.approx(namespace["running"].item() / 4)

@@ -239,9 +239,10 @@ def _operand_node(node):
 
 
 def _loss_name(event) -> str:
+    """The stored value as code the message can put `.item()` after."""
     node = event.node
     if isinstance(node, ast.Call) and node.args:
-        return source_of(node.args[0], event)
+        return operand_text(node.args[0], event)
     return "loss"
 
 
