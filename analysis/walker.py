@@ -30,6 +30,7 @@ from autograd_lsp.analysis.names import canonical
 from autograd_lsp.analysis.semantics import Call, truth
 from autograd_lsp.analysis.semantics import builtins as py
 from autograd_lsp.analysis.semantics import containers, external, objects, tensors
+from autograd_lsp.analysis.semantics import nn as nn_ops
 from autograd_lsp.analysis.state import State, join_states
 from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
                             CallEvent, CallSite, Choice, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
@@ -525,6 +526,9 @@ class Walker:
             elif isinstance(base, ObjectRef) and base.kind in ("list", "dict"):
                 containers.setitem(state, base, index, value)
                 self.emit(containers.store_event(state, target, ctx, base, value))
+            elif isinstance(base, ObjectRef) and base.kind == "module":
+                # `model.classifier[6] = nn.Linear(...)`: a layer of a container replaced.
+                nn_ops.set_child(state, base, nn_ops.child_name(index), value)
             elif isinstance(base, GradAttr):
                 self.emit(InplaceEvent(target, ctx, base, target.value, "setitem"))
         elif isinstance(target, ast.Starred):

@@ -51,6 +51,14 @@ CASES = {
         "out = Net()(torch.randn(4, 3))\n"
         "out\n",
         "out", dict(requires_grad=True, is_leaf=False, shape=(4, 2))),
+    "layer-replaced-in-a-sequential": (
+        "net = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2))\n"
+        "for p in net.parameters():\n"
+        "    p.requires_grad = False\n"
+        "net[2] = nn.Linear(5, 4)\n"
+        "out = net(torch.randn(4, 3))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False, shape=(4, 4))),
     "parameter-by-attribute": (
         "class Net(nn.Module):\n"
         "    def __init__(self):\n"

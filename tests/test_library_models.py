@@ -86,6 +86,24 @@ for epoch in range(2):
             out = model(x)
 """
 
+LAST_LAYER_REPLACED = HEAD + """\
+vgg16 = models.vgg16()
+for param in vgg16.features.parameters():
+    param.requires_grad = False
+n_inputs = vgg16.classifier[6].in_features
+vgg16.classifier[6] = nn.Linear(n_inputs, 2)
+crit = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(vgg16.classifier.parameters(), lr=0.001)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = crit(vgg16(x), y)
+    loss.backward()
+    optimizer.step()
+vgg16.eval()
+for x, y in loader:
+    out = vgg16(x)
+"""
+
 SALIENCY = HEAD + """\
 model = models.resnet18()
 model.eval()
@@ -122,7 +140,8 @@ def stand_in_torchvision(monkeypatch):
         def __init__(self, **kwargs):
             super().__init__()
             self.features = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU())
-            self.classifier = nn.Linear(4, 10)
+            self.classifier = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(), nn.Linear(8, 8),
+                                            nn.ReLU(), nn.Dropout(), nn.Linear(8, 10))
 
         def forward(self, x):
             return self.classifier(self.features(x).mean(dim=(2, 3)))
@@ -144,6 +163,12 @@ def run(source: str) -> dict:
 def test_an_eval_forward_of_a_library_model_records_a_graph(stand_in_torchvision):
     assert codes(EVAL_LOOP) == [("AG303", line_of(EVAL_LOOP, "out = model(x)"))]
     assert run(EVAL_LOOP)["out"].grad_fn is not None
+
+
+def test_a_layer_put_into_a_frozen_library_model_trains(stand_in_torchvision):
+    # Its features are frozen, its last layer replaced: the evaluation still records a graph.
+    assert codes(LAST_LAYER_REPLACED) == [("AG303", line_of(LAST_LAYER_REPLACED, "out = vgg16(x)"))]
+    assert run(LAST_LAYER_REPLACED)["out"].grad_fn is not None
 
 
 def test_numpy_of_a_library_models_output_raises(stand_in_torchvision):

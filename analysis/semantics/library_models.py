@@ -40,12 +40,17 @@ def library_model(call: Call):
 
 
 def child(call: Call, model, name: str):
-    """`model.features`, `model.layer4`: a part of a library's model, as opaque as
-    the model, standing for the same parameters: freezing a part is then freezing
-    what the analysis knows of the whole, so that no rule claims a frozen model
-    still trains (it may miss that the other parts do)."""
+    """`model.features`, `model.classifier`: a part of a library's model, as opaque
+    as the model, standing for the same parameters: freezing a part is then
+    freezing what the analysis knows of the whole, so that no rule claims a frozen
+    model still trains (it may miss that the other parts do). The part is kept on
+    the model: a layer put into it (`model.classifier[6] = nn.Linear(...)`) is
+    among the model's parameters. What a part holds is not known (no parts of
+    parts)."""
     weights = call.state.attr(model, "_weights")
-    return nn_ops.new_module(call, f"{model.cls}.{name}", {"_opaque": True, "_weights": weights})
+    part = nn_ops.new_module(call, f"{model.cls}.{name}", {"_opaque": True, "_weights": weights, "_part": True})
+    call.state.set_attr(model, name, part)
+    return part
 
 
 PREFIXES.append((_TORCHVISION, _torchvision_family))

@@ -559,6 +559,17 @@ def _named_children(state, ref: ObjectRef):
             if isinstance(state.fresh(v), ObjectRef) and state.fresh(v).kind == "module"]
 
 
+def child_name(index) -> str | None:
+    """The name a child has under `module[index]` (`"6"` for `seq[6]`), None when
+    the index is not known."""
+    if isinstance(index, NumberValue) and isinstance(index.value, int) and not isinstance(index.value, bool) \
+            and index.value >= 0:
+        return str(index.value)
+    if isinstance(index, StrValue) and index.value is not None:
+        return index.value
+    return None
+
+
 def set_child(state, ref: ObjectRef, name, value) -> None:
     """`setattr(module, name, child)`: a container's numbered child, or an attribute;
     a name that is not known leaves the module's structure unknown."""

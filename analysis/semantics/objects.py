@@ -150,7 +150,7 @@ def get_attribute(walker, ref: ObjectRef, name: str, state, node, frame, ctx):
             return found
     if ref.kind == "module" and name in ("weight", "bias") and isinstance(cls, str):
         return UNKNOWN
-    if ref.kind == "module" and "_weights" in attrs and find_method(ref, name) is None:
+    if ref.kind == "module" and "_weights" in attrs and "_part" not in attrs and find_method(ref, name) is None:
         from autograd_lsp.analysis.semantics import library_models
         return library_models.child(Call(node, [], {}, state, ctx, walker, frame), ref, name)
     if find_method(ref, name) is not None or ref.kind in ("module", "optimizer", "list", "dict",
