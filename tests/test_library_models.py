@@ -67,41 +67,41 @@ for x, y in loader:
     out = model(x)
 """
 
+# One epoch of training `model` with `opt` and `crit`.
+TRAIN_EPOCH = """\
+model.train()
+for x, y in loader:
+    opt.zero_grad()
+    loss = crit(model(x), y)
+    loss.backward()
+    opt.step()
+"""
+
 FINE_TUNED = HEAD + """\
 from torchvision.models import resnet18
 model = resnet18()
 model.fc = nn.Linear(model.fc.in_features, 2)
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
 crit = nn.CrossEntropyLoss()
-for epoch in range(2):
-    model.train()
+""" + TRAIN_EPOCH + """\
+model.eval()
+with torch.no_grad():
     for x, y in loader:
-        opt.zero_grad()
-        loss = crit(model(x), y)
-        loss.backward()
-        opt.step()
-    model.eval()
-    with torch.no_grad():
-        for x, y in loader:
-            out = model(x)
+        out = model(x)
 """
 
 LAST_LAYER_REPLACED = HEAD + """\
-vgg16 = models.vgg16()
-for param in vgg16.features.parameters():
+model = models.vgg16()
+for param in model.features.parameters():
     param.requires_grad = False
-n_inputs = vgg16.classifier[6].in_features
-vgg16.classifier[6] = nn.Linear(n_inputs, 2)
+n_inputs = model.classifier[6].in_features
+model.classifier[6] = nn.Linear(n_inputs, 2)
+opt = torch.optim.SGD(model.classifier.parameters(), lr=0.001)
 crit = nn.CrossEntropyLoss()
-optimizer = torch.optim.SGD(vgg16.classifier.parameters(), lr=0.001)
+""" + TRAIN_EPOCH + """\
+model.eval()
 for x, y in loader:
-    optimizer.zero_grad()
-    loss = crit(vgg16(x), y)
-    loss.backward()
-    optimizer.step()
-vgg16.eval()
-for x, y in loader:
-    out = vgg16(x)
+    out = model(x)
 """
 
 SALIENCY = HEAD + """\
@@ -167,7 +167,7 @@ def test_an_eval_forward_of_a_library_model_records_a_graph(stand_in_torchvision
 
 def test_a_layer_put_into_a_frozen_library_model_trains(stand_in_torchvision):
     # Its features are frozen, its last layer replaced: the evaluation still records a graph.
-    assert codes(LAST_LAYER_REPLACED) == [("AG303", line_of(LAST_LAYER_REPLACED, "out = vgg16(x)"))]
+    assert codes(LAST_LAYER_REPLACED) == [("AG303", line_of(LAST_LAYER_REPLACED, "out = model(x)"))]
     assert run(LAST_LAYER_REPLACED)["out"].grad_fn is not None
 
 
