@@ -220,6 +220,10 @@ class Analyzer:
         relevance = None
         self._deferred = {}
         runs = []
+        # The functions that may matter share the file's budget. (Asked of every
+        # function, cached or not, and counted alike when `run_everything`: each
+        # run's share must depend on the text only, never on the cache.)
+        sharing = 0
         for part in parts:
             for node in part.tree.body:
                 for function, owner in _definitions(node, state.names):
@@ -227,18 +231,17 @@ class Analyzer:
                         continue
                     self._check_stop()
                     key = (function, owner, locale, _globals_digest(function, part, state, owner, digests))
-                    if not self.run_everything:
-                        # (Asked of every function, cached or not: how many run sets
-                        # each one's budget, which must not depend on the cache.)
-                        if relevance is None:
-                            relevance = Relevance(parts, self._project_imports(parts, path))
-                        if not relevance.may_matter(function.node, owner.node if owner else None):
-                            # Nothing a rule reads: run only if a hover asks for its facts.
-                            self._deferred[function.node] = (function, owner, part, state, context,
-                                                             locale, mentions_backward, key)
-                            continue
+                    if relevance is None:
+                        relevance = Relevance(parts, self._project_imports(parts, path))
+                    if relevance.may_matter(function.node, owner.node if owner else None):
+                        sharing += 1
+                    elif not self.run_everything:
+                        # Nothing a rule reads: run only if a hover asks for its facts.
+                        self._deferred[function.node] = (function, owner, part, state, context,
+                                                         locale, mentions_backward, key)
+                        continue
                     runs.append((function, owner, part, key))
-        budget = alone_budget(len(runs))
+        budget = alone_budget(sharing)
         segments = [module]
         kept = {}
         instances: dict = {}
