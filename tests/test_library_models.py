@@ -26,42 +26,8 @@ from torch.utils.data import DataLoader, TensorDataset
 loader = DataLoader(TensorDataset(torch.randn(8, 3, 8, 8), torch.randint(0, 2, (8,))), batch_size=4)
 """
 
-EVAL_LOOP = HEAD + """\
-model = torchvision.models.resnet18(weights=None)
-model.eval()
-for x, y in loader:
-    out = model(x)
-"""
-
-NUMPY_OF_OUTPUT = HEAD + """\
-model = models.resnet18()
-out = model(torch.randn(2, 3, 8, 8))
-scores = out.numpy()
-"""
-
-FROZEN_BY_LOOP = HEAD + """\
-model = models.resnet18()
-for p in model.parameters():
-    p.requires_grad = False
-model.eval()
-for x, y in loader:
-    out = model(x)
-"""
-
-FROZEN_BY_METHOD = HEAD + """\
-model = models.resnet18()
-model.requires_grad_(False)
-model.eval()
-for x, y in loader:
-    out = model(x)
-"""
-
-FROZEN_BY_PARTS = HEAD + """\
-model = models.vgg16()
-for p in model.features.parameters():
-    p.requires_grad = False
-for p in model.classifier.parameters():
-    p.requires_grad = False
+# An evaluation of `model` over the loader, without no_grad.
+EVALUATE = """\
 model.eval()
 for x, y in loader:
     out = model(x)
@@ -77,6 +43,34 @@ for x, y in loader:
     opt.step()
 """
 
+# A VGG whose feature layers are frozen.
+FROZEN_FEATURES = """\
+model = models.vgg16()
+for p in model.features.parameters():
+    p.requires_grad = False
+"""
+
+EVAL_LOOP = HEAD + "model = torchvision.models.resnet18(weights=None)\n" + EVALUATE
+
+NUMPY_OF_OUTPUT = HEAD + """\
+model = models.resnet18()
+out = model(torch.randn(2, 3, 8, 8))
+scores = out.numpy()
+"""
+
+FROZEN_BY_LOOP = HEAD + """\
+model = models.resnet18()
+for p in model.parameters():
+    p.requires_grad = False
+""" + EVALUATE
+
+FROZEN_BY_METHOD = HEAD + "model = models.resnet18()\nmodel.requires_grad_(False)\n" + EVALUATE
+
+FROZEN_BY_PARTS = HEAD + FROZEN_FEATURES + """\
+for p in model.classifier.parameters():
+    p.requires_grad = False
+""" + EVALUATE
+
 FINE_TUNED = HEAD + """\
 from torchvision.models import resnet18
 model = resnet18()
@@ -90,19 +84,12 @@ with torch.no_grad():
         out = model(x)
 """
 
-LAST_LAYER_REPLACED = HEAD + """\
-model = models.vgg16()
-for param in model.features.parameters():
-    param.requires_grad = False
+LAST_LAYER_REPLACED = HEAD + FROZEN_FEATURES + """\
 n_inputs = model.classifier[6].in_features
 model.classifier[6] = nn.Linear(n_inputs, 2)
 opt = torch.optim.SGD(model.classifier.parameters(), lr=0.001)
 crit = nn.CrossEntropyLoss()
-""" + TRAIN_EPOCH + """\
-model.eval()
-for x, y in loader:
-    out = model(x)
-"""
+""" + TRAIN_EPOCH + EVALUATE
 
 SALIENCY = HEAD + """\
 model = models.resnet18()
