@@ -22,7 +22,7 @@ from autograd_lsp.analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_l
 from autograd_lsp.analysis.edits import newline_of, source_lines
 from autograd_lsp.analysis.errors import describe_error
 from autograd_lsp.analysis.parse_guard import Refusal, TextShape, call_with_room, measure
-from autograd_lsp.analysis.facts import replace, ClassValue, FunctionValue, ObjectRef
+from autograd_lsp.analysis.facts import ClassValue, FunctionValue, ObjectRef, replace
 from autograd_lsp.analysis.relevance import Relevance
 from autograd_lsp.analysis.findings import Finding, Fix, TextEdit
 from autograd_lsp.analysis.rule import Edit, Report, Rule

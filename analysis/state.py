@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autograd_lsp.analysis.facts import (replace, UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
-                            join_tensors, weakened)
+from autograd_lsp.analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
+                            join_tensors, weakened, replace)
 
 
 _GONE = object()

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 from autograd_lsp.analysis import semantics
 from autograd_lsp.analysis.semantics import autograd as grad_modes
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
                             FunctionValue, GradAttr, MethodOf, ModuleChoice, ModuleNamespace, NoneValue,
                             NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
-                            Unknown, join)
+                            Unknown, join, replace)
 from autograd_lsp.analysis.names import canonical
 from autograd_lsp.analysis.semantics import Call, truth
 from autograd_lsp.analysis.semantics import builtins as py

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
-                            TensorFacts, TorchName, TupleValue, Unknown)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
+                            TensorFacts, TorchName, TupleValue, Unknown, replace)
 from autograd_lsp.analysis.semantics import Call, function, method, truth
 
 

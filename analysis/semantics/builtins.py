@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
                             GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, StrValue,
-                            TensorFacts, TorchName, Tri, TupleValue, Unknown, join)
+                            TensorFacts, TorchName, Tri, TupleValue, Unknown, join, replace)
 from autograd_lsp.analysis.semantics import Call, builtin, truth
 
 

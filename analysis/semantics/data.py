@@ -7,9 +7,8 @@ analysed code is asked for one item (`__getitem__`), and the loader stacks it.
 """
 from __future__ import annotations
 
-
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue, TensorFacts,
-                            TupleValue, Unknown)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, NumberValue, ObjectRef, StrValue, TensorFacts,
+                            TupleValue, Unknown, replace)
 from autograd_lsp.analysis.semantics import Call, function, method, shapes
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
-                            TensorFacts, TupleValue, Unknown)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
+                            TensorFacts, TupleValue, Unknown, replace)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 
 

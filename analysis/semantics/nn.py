@@ -11,10 +11,9 @@ input when the layer needs it for its backward.
 """
 from __future__ import annotations
 
-
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, ClassValue, ModuleChoice, NumberValue, ObjectRef,
-                            StrValue, TensorFacts, TorchName, TupleValue, Unknown, dtype_kind)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, ModuleChoice, NumberValue, ObjectRef,
+                            StrValue, TensorFacts, TorchName, TupleValue, Unknown, dtype_kind, replace)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method, shapes, truth
 from autograd_lsp.analysis.semantics import tensors as t_ops
 from autograd_lsp.analysis.trace import InplaceEvent

@@ -2,10 +2,9 @@
 `zero_grad()` do to them; gradient scalers and learning-rate schedulers."""
 from __future__ import annotations
 
-
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (replace, NONE, UNKNOWN, FunctionValue, BoundMethod, NumberValue, ObjectRef,
-                            StrValue, TensorFacts, TupleValue, Unknown)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, BoundMethod, NumberValue, ObjectRef,
+                            StrValue, TensorFacts, TupleValue, Unknown, replace)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 from autograd_lsp.analysis.semantics import nn as nn_ops
 

@@ -13,9 +13,9 @@ import ast
 import math
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (replace, FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
+from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
                             NumberValue, ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
-                            dtype_kind)
+                            dtype_kind, replace)
 from autograd_lsp.analysis.semantics import Call, function, method, shapes
 from autograd_lsp.analysis.trace import AttrReadEvent, InplaceEvent
 
