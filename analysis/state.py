@@ -28,35 +28,18 @@ from autograd_lsp.analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFac
 _GONE = object()
 
 
-class _Fold:
-    """One shared base of `Layered` copies: the fold it was made from and the keys
-    that fold changed. Copies whose bases differ find their last common fold and
-    join only the keys changed since, not the whole dict (a model of hundreds of
-    layers is thousands of heap entries, and a builder joins at every `if`)."""
-    __slots__ = ("parent", "keys", "depth")
-
-    def __init__(self, parent: "_Fold | None", keys: frozenset):
-        self.parent = parent
-        self.keys = keys
-        self.depth = parent.depth + 1 if parent is not None else 0
-
-
 class Layered:
     """A dict in two layers: a `base` shared (and never changed) by the copies made
     from one point, and the changes since on top. Copying costs the changes only,
-    and joining two copies of one lineage looks at the keys either of them changed."""
-    __slots__ = ("base", "top", "fold")
+    and joining two copies of one base looks at the keys either of them changed."""
+    __slots__ = ("base", "top")
 
     # Changes a copy may carry before they are folded into a new shared base.
     FOLD = 48
-    # Folds a lineage remembers; a longer one starts afresh (its joins then look at
-    # every key), so that the key sets it keeps stay bounded.
-    LINEAGE = 256
 
-    def __init__(self, base: dict | None = None, top: dict | None = None, fold: _Fold | None = None):
+    def __init__(self, base: dict | None = None, top: dict | None = None):
         self.base = base if base is not None else {}
         self.top = top if top is not None else {}
-        self.fold = fold if fold is not None else _Fold(None, frozenset())
 
     def get(self, key, default=None):
         value = self.top.get(key, _GONE)
@@ -109,28 +92,15 @@ class Layered:
                     merged.pop(key, None)
                 else:
                     merged[key] = value
-            parent = self.fold if self.fold.depth < self.LINEAGE else None
-            self.base, self.top, self.fold = merged, {}, _Fold(parent, frozenset(self.top))
-        return Layered(self.base, dict(self.top), self.fold)
+            self.base, self.top = merged, {}
+        return Layered(self.base, dict(self.top))
 
-    def joined_with(self, other: "Layered") -> tuple["Layered", set]:
-        """(an empty copy to hold the join, the keys whose values may differ between
-        the two). The copy has this one's base: every other key holds there the
-        value both sides agree on."""
+    def changed_keys(self, other: "Layered"):
+        """The keys whose values may differ between two copies, or None when they do
+        not share a base (then every key may)."""
         if self.base is other.base:
-            return Layered(self.base, {}, self.fold), self.top.keys() | other.top.keys()
-        keys = self.top.keys() | other.top.keys()
-        mine, theirs = self.fold, other.fold
-        while mine is not theirs:
-            if mine is None or theirs is None:
-                return Layered(), self.keys() | other.keys()
-            if mine.depth >= theirs.depth:
-                keys.update(mine.keys)
-                mine = mine.parent
-            else:
-                keys.update(theirs.keys)
-                theirs = theirs.parent
-        return Layered(self.base, {}, self.fold), keys
+            return self.top.keys() | other.top.keys()
+        return None
 
 
 @dataclass
@@ -355,7 +325,10 @@ def _join_names(a: dict, b: dict) -> dict:
 def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
     if a is b:
         return a
-    out, keys = a.joined_with(b)
+    keys = a.changed_keys(b)
+    out = Layered(a.base, {}) if keys is not None else Layered()
+    if keys is None:
+        keys = a.keys() | b.keys()
     work[0] += len(keys)
     for tid in keys:
         x, y = a.get(tid), b.get(tid)
@@ -384,7 +357,10 @@ def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
 def _join_heaps(a: Layered, b: Layered, work: list) -> Layered:
     if a is b:
         return a
-    out, keys = a.joined_with(b)
+    keys = a.changed_keys(b)
+    out = Layered(a.base, {}) if keys is not None else Layered()
+    if keys is None:
+        keys = a.keys() | b.keys()
     work[0] += len(keys)
     for oid in keys:
         x, y = a.get(oid), b.get(oid)

@@ -43,7 +43,7 @@ UNROLL_LIMIT = 16
 # point act as calls of unknown code): statements and expressions walked, and
 # entries of the state looked at by joins (`State.work`). The module's own run
 # gets `BUDGET`; a function run on its own (one run per function no call reached)
-# gets `ALONE_BUDGET`: over seven public repositories the largest such run walked
+# gets at most `ALONE_BUDGET` (see FILE_BUDGET): over seven public repositories the largest such run walked
 # 6,400 steps, while one of a model zoo's hundreds of `_create_model` helpers follows
 # its builder through every block class, 400,000 steps and a second each.
 BUDGET = 400_000
