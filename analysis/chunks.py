@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 
+from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.source import LINE_BREAK, SourceText
 
 # Tokens that change the scanner's state; everything else is skipped in bulk.
@@ -45,7 +45,7 @@ _DEFINITIONS = frozenset(("def", "class", "async"))
 _NEWLINES = ("\n", "\r\n", "\r")
 
 
-@dataclass(frozen=True)
+@record
 class Chunk:
     text: str
     start_line: int   # 1-based line of the chunk's first line in the module

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from autograd_lsp.analysis.records import record
+
 Tri = Optional[bool]          # True / False / None (unknown)
 
 
@@ -53,7 +55,7 @@ def dtype_kind(dtype: str | None) -> str | None:
 
 # -- dimensions ------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Sym:
     """A dimension known by name only: the batch of a data loader. `first` is its
     size on the first batch when known (min(batch_size, len(dataset))): what the
@@ -90,7 +92,7 @@ def same_dim(a: Dim, b: Dim) -> Tri:
 
 # -- tensors -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class TensorFacts:
     tid: object                      # identity: aliases share it, so in-place changes reach them all
     requires_grad: Tri = None
@@ -181,7 +183,7 @@ class TensorFacts:
         return self.requires_grad is True and self.is_leaf is False
 
 
-@dataclass(frozen=True)
+@record
 class GradAttr:
     """The value of `t.grad` (or `t.grad.data`): None until a backward reaches `t`."""
     owner: TensorFacts
@@ -190,19 +192,19 @@ class GradAttr:
 
 # -- plain Python values --------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class NumberValue:
     """A Python number (or bool); `value` when it is known."""
     kind: str                        # "int", "float", "bool", "complex"
     value: object = None
 
 
-@dataclass(frozen=True)
+@record
 class StrValue:
     value: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class NoneValue:
     pass
 
@@ -210,7 +212,7 @@ class NoneValue:
 NONE = NoneValue()
 
 
-@dataclass(frozen=True)
+@record
 class TupleValue:
     """A tuple whose items are known (for unpacking and indexing); `names` for a
     named tuple (`values, indices = t.max(1)`, `t.max(1).values`)."""
@@ -218,7 +220,7 @@ class TupleValue:
     names: tuple | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Unknown:
     pass
 
@@ -228,7 +230,7 @@ UNKNOWN = Unknown()
 
 # -- objects with identity: their attributes live in the State's heap ---------------------
 
-@dataclass(frozen=True)
+@record
 class ObjectRef:
     """A mutable object. `kind` says what the analysis knows it to be:
 
@@ -254,7 +256,7 @@ class ObjectRef:
 
 # -- code: functions, classes and names of libraries ----------------------------------------
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class FunctionValue:
     """A function defined in the analysed code (a `def` or a lambda), with what it
     closes over. Two are equal when they are the same definition (the same parsed
@@ -281,7 +283,7 @@ class FunctionValue:
         return hash(id(self.node))
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class ClassValue:
     """A class defined in the analysed code. Two are equal when they are the same
     definition with the same bases, methods and class attributes."""
@@ -336,32 +338,32 @@ def _is_object(base) -> bool:
     return isinstance(base, BuiltinName) and base.name == "object"
 
 
-@dataclass(frozen=True)
+@record
 class BoundMethod:
     function: FunctionValue
     receiver: object                 # the value bound to `self` (or the class, for classmethods)
 
 
-@dataclass(frozen=True)
+@record
 class TorchName:
     """A name inside torch: `torch`, `torch.nn.Linear`, `F.mse_loss`..."""
     qualname: str
 
 
-@dataclass(frozen=True)
+@record
 class ExternalName:
     """A name from another library (`numpy.mean`, `copy.deepcopy`), or a module of
     the project that could not be read."""
     qualname: str
 
 
-@dataclass(frozen=True)
+@record
 class BuiltinName:
     """A Python builtin (`range`, `len`, `isinstance`...)."""
     name: str
 
 
-@dataclass(frozen=True)
+@record
 class ModuleNamespace:
     """A module of the project, read from its source: `import models` binds one."""
     path: str
@@ -370,7 +372,7 @@ class ModuleNamespace:
     state: object = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True)
+@record
 class MethodOf:
     """A builtin method of a known value, looked up but not yet called:
     `opt.zero_grad` in `register_hook(opt.zero_grad)`."""
@@ -378,7 +380,7 @@ class MethodOf:
     name: str
 
 
-@dataclass(frozen=True)
+@record
 class ModuleChoice:
     """One of the layers of a container, picked by an index the analysis does not
     know: `net[i]` in `for i in range(len(net)): x = net[i](x)`. Calling it runs

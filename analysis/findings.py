@@ -6,12 +6,14 @@ columns happens at the edge, in `autograd_lsp`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from autograd_lsp.analysis.records import record
 
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True)
+@record
 class TextEdit:
     line: int
     column: int
@@ -20,7 +22,7 @@ class TextEdit:
     new_text: str
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     title: str
     edits: tuple[TextEdit, ...]
@@ -29,7 +31,7 @@ class Fix:
     safe: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     code: str
     name: str

@@ -31,7 +31,8 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from dataclasses import dataclass
+
+from autograd_lsp.analysis.records import record
 
 # CPython's tokenizer refuses more than 200 open brackets ("too many nested parentheses").
 MAX_BRACKET_DEPTH = 200
@@ -71,7 +72,7 @@ _STRING_END = {
 _CHAIN_KEYWORDS = frozenset(("and", "or", "not", "is", "in", "if", "else", "lambda", "await"))
 
 
-@dataclass(frozen=True)
+@record
 class Refusal:
     """Why a text must not be parsed, and where (1-based line, 0-based column)."""
     reason: str
@@ -81,7 +82,7 @@ class Refusal:
     syntax_error: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class TextShape:
     """What one scan of a text found: the deepest level of nesting a parse of it
     holds (chains count one level per link) and, if any, why it must not be parsed."""

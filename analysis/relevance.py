@@ -20,7 +20,8 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from dataclasses import dataclass
+
+from autograd_lsp.analysis.records import record
 
 # Words and shapes in a function's text that a rule may act on.
 _MARKS = re.compile(r"""
@@ -178,7 +179,7 @@ class Relevance:
             yield _FORWARDS
 
 
-@dataclass(frozen=True)
+@record
 class _Summary:
     """One function's marks and calls, from its own code only."""
     marked: bool                 # a mark in its text, or a change of what it did not make

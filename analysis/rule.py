@@ -7,8 +7,10 @@ example is also run with real torch to prove what its `runtime` says.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Iterator, Union
+
+from autograd_lsp.analysis.records import record
 
 if TYPE_CHECKING:
     from autograd_lsp.analysis.trace import Trace
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 
 # -- what running an example with torch must show ------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Raises:
     """The example raises `exception` with `match` in its message; the rule's
     message on that example quotes `match` too."""
@@ -24,14 +26,14 @@ class Raises:
     match: str
 
 
-@dataclass(frozen=True)
+@record
 class Warns:
     """The example runs and warns with `category`; `match` is in the warning text."""
     category: str
     match: str
 
 
-@dataclass(frozen=True)
+@record
 class Silent:
     """The example runs without error, and `check`, evaluated in its final globals,
     is true: the wrong result really happened."""
@@ -39,7 +41,7 @@ class Silent:
     what: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Clean:
     """The example runs without exception and without UserWarning."""
 
@@ -47,7 +49,7 @@ class Clean:
 Runtime = Union[Raises, Warns, Silent, Clean]
 
 
-@dataclass(frozen=True)
+@record
 class Example:
     code: str
     runtime: Runtime = Clean()
@@ -63,7 +65,7 @@ class Example:
 
 # -- what a rule hands back to the engine -------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Edit:
     """A text edit described by nodes; the engine turns it into positions.
 
@@ -86,14 +88,14 @@ class Edit:
     through: object = None
 
 
-@dataclass(frozen=True)
+@record
 class FixSpec:
     title: str
     edits: tuple[Edit, ...]
     safe: bool = True
 
 
-@dataclass(frozen=True)
+@record
 class Report:
     node: object                     # an ast node
     message: str

@@ -5,12 +5,12 @@ I/O); they build a `Settings` and pass it in.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from autograd_lsp.analysis.findings import SEVERITIES
+from autograd_lsp.analysis.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Settings:
     # Rule names or codes; a code matches by prefix ("AG1" selects every AG1xx code).
     select: tuple[str, ...] = ()

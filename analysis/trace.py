@@ -17,6 +17,7 @@ import ast
 from dataclasses import dataclass, field
 
 from autograd_lsp.analysis.facts import GradAttr, ObjectRef, TensorFacts, Unknown, Value
+from autograd_lsp.analysis.records import record
 
 # Keywords torch's Tensor.backward takes; a `.backward(...)` with others is not torch's.
 BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inputs"})
@@ -25,7 +26,7 @@ BACKWARD_KEYWORDS = frozenset({"gradient", "retain_graph", "create_graph", "inpu
 OLD_BACKWARD_KEYWORDS = frozenset({"retain_variables"})
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Loop:
     """One loop of the program as one invocation of its function runs it (a loop
     in a helper called from two places is two loops). Equal only to itself."""
@@ -49,7 +50,7 @@ class Loop:
         return not isinstance(self.node, (ast.For, ast.AsyncFor, ast.While))
 
 
-@dataclass(frozen=True)
+@record
 class CallSite:
     """A call whose callee the walker followed."""
     node: ast.Call
@@ -58,7 +59,7 @@ class CallSite:
     stmt: object = None              # the statement holding the call
 
 
-@dataclass(frozen=True, eq=False)
+@record(eq=False)
 class Choice:
     """A call of one of several callees, picked by a value the analysis does not know
     (`layers[i](x)`): what runs inside one of them may not run at all."""
@@ -66,7 +67,7 @@ class Choice:
     option: int
 
 
-@dataclass(frozen=True)
+@record
 class Context:
     # True inside no_grad/inference_mode, False where grad is on, None unknown.
     no_grad: bool | None

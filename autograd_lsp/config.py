@@ -20,10 +20,11 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePosixPath
 
 from autograd_lsp.analysis import SEVERITIES, Settings, all_rules
+from autograd_lsp.analysis.records import record
 # Re-exported: the command line reads the locales before it loads the analyser.
 from autograd_lsp.locales import LOCALES, normalize_locale  # noqa: F401
 
@@ -41,7 +42,7 @@ class ConfigError(Exception):
     """A configuration file that cannot be used; the message names the file and key."""
 
 
-@dataclass(frozen=True)
+@record
 class ProjectConfig:
     settings: Settings = field(default_factory=Settings)
     exclude: tuple[str, ...] = ()

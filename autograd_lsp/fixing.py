@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograd_lsp.analysis import Analyzer, Finding, Fix, Settings, TextEdit
+from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.source import SourceText
 
 MAX_ROUNDS = 5
 
 
-@dataclass(frozen=True)
+@record
 class AppliedFix:
     finding: Finding
     fix: Fix

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+
+from autograd_lsp.analysis.records import record
 
 NOTEBOOK_SUFFIX = ".ipynb"
 _DECODER = json.JSONDecoder()
@@ -22,7 +23,7 @@ class NotebookError(Exception):
     """A file that cannot be read as a notebook; str() is the reason."""
 
 
-@dataclass(frozen=True)
+@record
 class NotebookFile:
     raw: str
     # Code cells in order: their sources, and the span of each `source` value in `raw`.

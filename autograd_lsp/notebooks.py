@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from autograd_lsp.analysis import SYNTAX_CODE, SYNTAX_NAME, Analyzer, Finding, Fix, Settings, TextEdit
+from autograd_lsp.analysis.records import record
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -47,7 +48,7 @@ _HELP = re.compile(r"[ \t]*(\?{1,2}[\w.*\[\]]+|[\w.*\[\]]+\?{1,2})[ \t]*")
 _INDENT = re.compile(r"[ \t]*")
 
 
-@dataclass(frozen=True)
+@record
 class CellCode:
     """One code cell as the analysis reads it."""
     source: str
@@ -278,7 +279,7 @@ def _syntax_error(python: str) -> tuple[int, int, str] | None:
 
 # -- the program and its mapping -------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class CellFinding:
     """A finding placed in a notebook: `cell` is the 1-based index among code
     cells, and the finding's lines and columns are inside that cell."""

@@ -2,15 +2,15 @@
 what a gradient's `.grad` attribute does."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from autograd_lsp.analysis import torch_api as api
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
                             TensorFacts, TorchName, TupleValue, Unknown, replace)
+from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import Call, function, method, truth
 
 
-@dataclass(frozen=True)
+@record
 class GradMode:
     """A grad-mode context manager or decorator: `torch.no_grad()` and friends.
     `no_grad`: True (grad off), False (on) or "unknown"."""
@@ -162,7 +162,7 @@ def _autograd_backward(call: Call):
     return NONE
 
 
-@dataclass(frozen=True)
+@record
 class GradResult:
     """The tuple `torch.autograd.grad` returns; every item is like `item`."""
     item: object

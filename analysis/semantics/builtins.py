@@ -8,15 +8,16 @@ from dataclasses import dataclass
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
                             GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TorchName, Tri, TupleValue, Unknown, join, replace)
+from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import Call, builtin, truth
 
 
-@dataclass(frozen=True)
+@record
 class RangeValue:
     count: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class SliceValue:
     """`a:b:c` in a subscript, with the bounds' values."""
     lower: object = None

@@ -3,14 +3,14 @@ through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
 their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TupleValue, Unknown, replace)
+from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 
 
-@dataclass(frozen=True)
+@record
 class NdArray:
     """A NumPy array. `converted` is a tensor that requires grad among those NumPy
     converted to make it (the conversion raises), if any."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
                             FunctionValue, GradAttr, MethodOf, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TorchName, TupleValue, Unknown)
+from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import Call, find_method
 from autograd_lsp.analysis.semantics import nn as nn_ops
 from autograd_lsp.analysis.semantics import optim as optim_ops
@@ -20,13 +21,13 @@ from autograd_lsp.analysis.trace import AttrAssignEvent
 _OWNER: dict = {}
 
 
-@dataclass(frozen=True)
+@record
 class SuperValue:
     cls: ClassValue
     receiver: object
 
 
-@dataclass(frozen=True)
+@record
 class SuperMethod:
     """`super().name`: a method of a base class, bound to the instance."""
     base: object                     # the ClassValue or TorchName that has it

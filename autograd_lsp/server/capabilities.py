@@ -1,12 +1,13 @@
 """What the client can do, read once from `initialize`."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from lsprotocol import types
 
+from autograd_lsp.analysis.records import record
 
-@dataclass(frozen=True)
+
+@record
 class ClientCapabilities:
     # LSP 3.17 pull diagnostics; such clients are never pushed diagnostics too,
     # or they would show every diagnostic twice.

@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from autograd_lsp.analysis import Analyzer, Finding
+from autograd_lsp.analysis.records import record
 from autograd_lsp.server.positions import LineIndex
 from autograd_lsp.server.settings import DocumentSettings
 
@@ -44,7 +45,7 @@ MAX_DOCUMENT_CHARS = 2_000_000
 MAX_ANALYZERS = 8
 
 
-@dataclass(frozen=True)
+@record
 class Analysis:
     version: int | None
     generation: int             # settings generation it was made with

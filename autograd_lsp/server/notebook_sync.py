@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 
 from autograd_lsp.analysis import Settings
+from autograd_lsp.analysis.records import record
 from autograd_lsp.notebooks import CellFinding, NotebookProgram, fix_cells, place_findings
 from autograd_lsp.server.diagnostics import to_diagnostics
 from autograd_lsp.server.documents import Analysis, path_of
@@ -33,7 +34,7 @@ SYNC_OPTIONS = types.NotebookDocumentSyncOptions(
         cells=[types.NotebookCellLanguage(language="python")], notebook="*")])
 
 
-@dataclass(frozen=True)
+@record
 class NotebookAnalysis:
     version: int
     generation: int
@@ -44,7 +45,7 @@ class NotebookAnalysis:
     settings: object                    # DocumentSettings
 
 
-@dataclass(frozen=True)
+@record
 class NotebookCell:
     """What an `Analysis` of one cell knows of its notebook (`Analysis.notebook`)."""
     notebook_uri: str

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from autograd_lsp.analysis import Settings
+from autograd_lsp.analysis.records import record
 from autograd_lsp.config import check_values
 
 SECTION = "autograd-lsp"
 
 
-@dataclass(frozen=True)
+@record
 class EditorSettings:
     enable: bool | None = None
     select: tuple[str, ...] | None = None
@@ -74,7 +75,7 @@ def parse_editor_settings(raw: Any) -> tuple[EditorSettings, list[str]]:
                           values.get("locale")), problems
 
 
-@dataclass(frozen=True)
+@record
 class DocumentSettings:
     """What one document is analysed with."""
     enabled: bool
