@@ -525,7 +525,10 @@ class Walker:
                     tensors.setitem(self.call_for(target, state, frame, ctx), base, target, value)
             elif isinstance(base, ObjectRef) and base.kind in ("list", "dict"):
                 containers.setitem(state, base, index, value)
-                self.emit(containers.store_event(state, target, ctx, base, value))
+                # `state["last"] = loss` fills the same slot in every iteration: it keeps
+                # the newest value only, not one per iteration.
+                if not isinstance(target.slice, ast.Constant):
+                    self.emit(containers.store_event(state, target, ctx, base, value))
             elif isinstance(base, ObjectRef) and base.kind == "module":
                 # `model.classifier[6] = nn.Linear(...)`: a layer of a container replaced.
                 nn_ops.set_child(state, base, nn_ops.child_name(index), value)

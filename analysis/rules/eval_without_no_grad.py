@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import source_of
-from autograd_lsp.analysis.trace import is_backward
+from autograd_lsp.analysis.trace import CallSite, is_backward
 
 
 
@@ -110,6 +110,46 @@ class EvalWithoutNoGrad(Rule):
             "print(predict(model, torch.randn(2, 6)))\n",
             Silent("model(torch.randn(2, 6)).grad_fn is not None",
                    "the prediction records a graph that is never used"), line=12),
+        # The forward runs in a helper the evaluation loop calls: reported at the call,
+        # where `with torch.no_grad():` goes.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "def elbo(model, x):\n"
+            "    recon = model(x)\n"
+            "    return ((recon - x) ** 2).sum()\n"
+            "class Runner:\n"
+            "    def __init__(self, model, loss):\n"
+            "        self.model, self.loss = model, loss\n"
+            "    def evaluate_loss(self, x):\n"
+            "        return self.loss(self.model, x)\n"
+            "def test(runner, batches):\n"
+            "    runner.model.eval()\n"
+            "    for x in batches:\n"
+            "        last = runner.evaluate_loss(x)\n"
+            "    return last\n"
+            "last = test(Runner(nn.Linear(4, 4), elbo), [torch.randn(2, 4) for _ in range(3)])\n",
+            Silent("last.grad_fn is not None", "each test batch records a graph"), line=14),
+        # The evaluation step is a method that puts the model in eval mode itself: reported
+        # there, at its call of the forward's helper.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class Net:\n"
+            "    def __init__(self, module):\n"
+            "        self.module = module\n"
+            "    def infer(self, x):\n"
+            "        return self.module(x)\n"
+            "    def validation_step(self, x):\n"
+            "        self.module.eval()\n"
+            "        y_pred = self.infer(x)\n"
+            "        return y_pred.sum()\n"
+            "    def fit(self, batches):\n"
+            "        for x in batches:\n"
+            "            self.last = self.validation_step(x)\n"
+            "        return self\n"
+            "net = Net(nn.Linear(3, 2)).fit([torch.randn(2, 3) for _ in range(2)])\n",
+            Silent("net.last.grad_fn is not None", "each validation records a graph"), line=10),
         # A periodic validation inside the training loop, taken on some steps only.
         Example(
             PERIODIC_VALIDATION.format(validation=(
@@ -180,7 +220,7 @@ class EvalWithoutNoGrad(Rule):
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
         calls = trace.calls()
-        seen = set()
+        seen, reported = set(), set()
         for event in calls:
             if not (event.extra.get("training") is False and event.extra.get("trainable")
                     and event.ctx.no_grad is False):
@@ -202,7 +242,10 @@ class EvalWithoutNoGrad(Rule):
             if self._backward_nearby(calls, event):
                 continue
             name = source_of(event.node.func, event)
-            node, stmt, at = _reported_at(event)
+            node, stmt, at = _reported_at(calls, event)
+            if node in reported:
+                continue      # two forwards of one helper call in the loop: one report
+            reported.add(node)
             fixes = ()
             if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign)):
                 fixes = (FixSpec(self.text("fix", locale, torch=torch),
@@ -262,13 +305,38 @@ def _inside_forward(event) -> bool:
     return any(f is not None and getattr(f, "qualname", "").endswith(".forward") for f in functions)
 
 
-def _reported_at(event):
-    """(node, statement, where) to report a forward at: where it is written, or, when
-    a helper only returns it (`def infer(self, x): return self.model(x)`), the call of
-    that helper, outwards."""
+def _reported_at(calls, event):
+    """(node, statement, where) to report a forward at: where `with torch.no_grad():`
+    belongs. When helpers called in the evaluation loop run it, that is the helper
+    call in the function that put the model in eval mode (`loss =
+    svi.evaluate_loss(x)` in `test`; `y_pred = self.infer(x)` in a `validation_step`
+    that calls `self.model.eval()`), else the helper call in the loop; when a helper
+    only returns it (`def infer(self, x): return self.model(x)`), the call of that
+    helper, outwards; otherwise where it is written."""
+    site = _call_in_evaluation(calls, event)
+    if site is not None:
+        return site.node, site.stmt, site
     node, stmt, at = event.node, event.ctx.stmt, event
     for site in reversed(event.ctx.calls):
         if not (isinstance(stmt, ast.Return) and stmt.value is node):
             break
         node, stmt, at = site.node, site.stmt, site
     return node, stmt, at
+
+
+def _call_in_evaluation(calls, event):
+    """The followed call, on the way from the innermost loop around `event` to it,
+    written in the function that called `.eval()` (or, when none of them did, in the
+    loop's own function). None when the forward is written in the loop's function."""
+    loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
+    blocks = event.ctx.blocks
+    if loop is None or loop not in blocks:
+        return None
+    sites = [b for b in blocks[blocks.index(loop) + 1:] if isinstance(b, CallSite)]
+    path = list(event.ctx.calls)
+    for site in sites:
+        # The calls that led to the function the site is written in.
+        caller = tuple(path[:next((i for i, s in enumerate(path) if s is site), 0)])
+        if any(e.method == "eval" and e.ctx.calls == caller for e in calls):
+            return site
+    return sites[0] if sites else None

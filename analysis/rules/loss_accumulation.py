@@ -122,6 +122,18 @@ class LossAccumulation(Rule):
             "for k in range(3):\n"
             "    total += (w * k).sum()\n"
             "total.backward()\n"),
+        # A slot with a constant key is overwritten in every step: it keeps the
+        # newest loss only (one graph), not one per step.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "state = {}\n"
+            "def train_step(x):\n"
+            "    per_sample = (w * x) ** 2\n"
+            "    per_sample.sum().backward()\n"
+            "    state['last'] = per_sample\n"
+            "for step in range(3):\n"
+            "    train_step(torch.randn(3))\n"),
         # The batch's loss is summed over heads in an inner loop, starting from 0 in
         # every batch, and backwarded: no total outlives its batch.
         Example(
