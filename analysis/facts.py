@@ -422,6 +422,17 @@ def join(a, b):
     return UNKNOWN
 
 
+def join_all(values):
+    """`join` over every value of an iterable (UNKNOWN when there are none)."""
+    values = list(values)
+    if not values:
+        return UNKNOWN
+    out = values[0]
+    for v in values[1:]:
+        out = join(out, v)
+    return out
+
+
 def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
     return TensorFacts(
         # Deterministic, so that analysing the same text twice gives equal facts

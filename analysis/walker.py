@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 from autograd_lsp.analysis import semantics
 from autograd_lsp.analysis.semantics import autograd as grad_modes
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
-                            FunctionValue, GradAttr, MethodOf, ModuleChoice, ModuleNamespace, NoneValue,
-                            NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
-                            Unknown, join, replace)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
+                            ExternalName, FunctionValue, GradAttr, MethodOf, ModuleChoice,
+                            ModuleNamespace, NoneValue, NumberValue, ObjectRef, StrValue, TensorFacts,
+                            TorchName, TupleValue, Unknown, join, join_all, replace)
 from autograd_lsp.analysis.names import canonical
 from autograd_lsp.analysis.semantics import Call, truth
 from autograd_lsp.analysis.semantics import builtins as py
@@ -201,11 +201,9 @@ class Walker:
     def s_assign(self, node: ast.Assign, state, frame, ctx):
         discarded = all(isinstance(t, ast.Name) and t.id == "_" for t in node.targets)
         value = self.expr(node.value, state, frame, ctx, used=not discarded)
-        accumulated = _self_addition(node)
-        if accumulated is not None:
-            # `total = total + loss`
-            before = self.lookup(accumulated, state, frame)
-            operand = self._last_operand
+        if _self_addition(node):
+            # `total = total + loss`, `self.total = ...`, `stats["loss"] = stats["loss"] + ...`
+            before, operand = self._last_left, self._last_operand
             if isinstance(operand, TensorFacts):
                 self.emit(AccumulateEvent(node, ctx, node.targets[0], before, operand))
         for target in node.targets:
@@ -553,7 +551,8 @@ class Walker:
 
     # -- expressions --------------------------------------------------------------------------
 
-    _last_operand = None
+    # The operands of the last binary operation walked (for `total = total + loss`).
+    _last_left = _last_operand = None
 
     def expr(self, node, state: State, frame: Frame, ctx: Context, used: bool = True):
         if node is None:
@@ -765,7 +764,7 @@ class Walker:
         value = self.expr(current, state, frame, ctx)
         for op_node in reversed(chain):
             right = self.expr(op_node.right, state, frame, ctx)
-            self._last_operand = right
+            self._last_left, self._last_operand = value, right
             value = self.binary(_BINARY_OPS.get(type(op_node.op)), value, right, op_node, state,
                                 frame, ctx)
         return value
@@ -836,11 +835,11 @@ class Walker:
         call = self.call_for(node, state, frame, ctx)
         if isinstance(node, ast.DictComp):
             return containers.new_dict(call, {}, False,
-                                       value=_join_all([v for _, v in results]) if results else UNKNOWN)
+                                       value=join_all([v for _, v in results]) if results else UNKNOWN)
         items = [v for v in results]
         if complete[0]:
             return containers.new_list(call, items)
-        return containers.new_list(call, None, item=_join_all(items) if items else UNKNOWN)
+        return containers.new_list(call, None, item=join_all(items) if items else UNKNOWN)
 
     def _comprehend(self, node, generators, index, state, frame, ctx, results, complete, used=True):
         if index == len(generators):
@@ -990,7 +989,7 @@ class Walker:
         joined = join_states([s for _, s in outcomes])
         value = UNKNOWN
         if joined.reachable:
-            value = _join_all([joined.fresh(v) for v, s in outcomes if s.reachable])
+            value = join_all([joined.fresh(v) for v, s in outcomes if s.reachable])
         call.state.become(joined)
         return value, followed
 
@@ -1046,7 +1045,7 @@ class Walker:
             outcomes.append((NONE, state.copy()))
         if outcomes:
             joined = join_states([s for _, s in outcomes])
-            value = _join_all([joined.fresh(v) for v, _ in outcomes])
+            value = join_all([joined.fresh(v) for v, _ in outcomes])
         else:
             # It always raises: nothing after the call runs.
             joined = state.copy()
@@ -1057,7 +1056,7 @@ class Walker:
         state.no_grad = saved_mode
         if frame.yields or _is_generator(function):
             value = containers.generator_of(self.call_for(node, state, caller, ctx), function,
-                                            _join_all(frame.yields) if frame.yields else None)
+                                            join_all(frame.yields) if frame.yields else None)
         return value, True
 
     def bind_arguments(self, function: FunctionValue, args: list, kwargs: dict, starred: bool) -> dict:
@@ -1181,23 +1180,26 @@ def _constant(value):
     return UNKNOWN
 
 
-def _join_all(values: list):
-    if not values:
-        return UNKNOWN
-    out = values[0]
-    for v in values[1:]:
-        out = join(out, v)
-    return out
 
 
-def _self_addition(assign: ast.Assign):
-    """The name in `x = x + y`, else None."""
+def _self_addition(assign: ast.Assign) -> bool:
+    """`x = x + y`, where x is a name, an attribute of one (`self.total`) or a slot with
+    a constant key (`stats["loss"]`)."""
     value = assign.value
-    if len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name) \
-            and isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) \
-            and isinstance(value.left, ast.Name) and value.left.id == assign.targets[0].id:
-        return value.left.id
-    return None
+    return len(assign.targets) == 1 and isinstance(value, ast.BinOp) \
+        and isinstance(value.op, ast.Add) and _same_place(assign.targets[0], value.left)
+
+
+def _same_place(a, b) -> bool:
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id
+    if isinstance(a, ast.Attribute) and isinstance(b, ast.Attribute):
+        return a.attr == b.attr and _same_place(a.value, b.value)
+    if isinstance(a, ast.Subscript) and isinstance(b, ast.Subscript):
+        return isinstance(a.slice, ast.Constant) and isinstance(b.slice, ast.Constant) \
+            and a.slice.value == b.slice.value and type(a.slice.value) is type(b.slice.value) \
+            and _same_place(a.value, b.value)
+    return False
 
 
 def _is_generator(function) -> bool:

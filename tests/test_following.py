@@ -180,6 +180,13 @@ CASES = {
         "    y = w * 3\n"
         "y\n",
         "y", dict(requires_grad=True, is_leaf=False, shape=(2,), grad_fn="MulBackward0")),
+    "random-choice-of-pairs": (
+        "pairs = [(torch.ones(3, requires_grad=True), torch.zeros(3)) for _ in range(2)]\n"
+        "x, y = random.choice(pairs)\n"
+        "random.shuffle(pairs)\n"
+        "z = x * 2\n"
+        "z\n",
+        "z", dict(requires_grad=True, is_leaf=False, shape=(3,), grad_fn="MulBackward0")),
     "zero-grad-clears": (
         "net = nn.Linear(3, 1)\n"
         "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"

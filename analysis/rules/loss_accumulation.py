@@ -98,6 +98,23 @@ class LossAccumulation(Rule):
                   "    sum(parts.values()).backward()\n"
                   "    for name, part in parts.items():\n"
                   "        totals[name] += (part * 4).detach()\n"),
+        # A dict slot summed by assignment: `stats["loss"] = stats["loss"] + loss`.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "stats = {'loss': 0.0}\n"
+            "for step in range(3):\n"
+            "    loss = (w * step).sum()\n"
+            "    loss.backward()\n"
+            "    stats['loss'] = stats['loss'] + loss\n",
+            Silent("stats['loss'].grad_fn is not None", "the total keeps every step's graph"), line=7,
+            fixed="import torch\n"
+                  "w = torch.randn(3, requires_grad=True)\n"
+                  "stats = {'loss': 0.0}\n"
+                  "for step in range(3):\n"
+                  "    loss = (w * step).sum()\n"
+                  "    loss.backward()\n"
+                  "    stats['loss'] = stats['loss'] + loss.detach()\n"),
     )
     good = (
         Example(

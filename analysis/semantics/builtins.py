@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, FunctionValue,
-                            GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, StrValue,
-                            TensorFacts, TorchName, Tri, TupleValue, Unknown, join, replace)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
+                            FunctionValue, GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef,
+                            StrValue, TensorFacts, TorchName, Tri, TupleValue, Unknown, join, join_all,
+                            replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import Call, builtin, truth
 
@@ -60,7 +61,7 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
             return Iteration(numbers, NumberValue("int"), value.count > 0)
         return Iteration(None, NumberValue("int"), None if value.count is None else value.count > 0)
     if isinstance(value, TupleValue):
-        return Iteration(list(value.items), _join_all(value.items), bool(value.items))
+        return Iteration(list(value.items), join_all(value.items), bool(value.items))
     if isinstance(value, TensorFacts):
         shape = value.shape
         first = shape[0] if shape else None
@@ -205,14 +206,6 @@ def havoc(call: Call) -> None:
                         state.update_tensor(replace(t, grad=None))
 
 
-def _join_all(values):
-    values = list(values)
-    if not values:
-        return UNKNOWN
-    out = values[0]
-    for v in values[1:]:
-        out = join(out, v)
-    return out
 
 
 # -- the builtins --------------------------------------------------------------------------
@@ -325,7 +318,7 @@ def _min_max(call: Call):
     if len(values) == 1:
         inner = iterate(call, values[0])
         values = inner.elements if inner.elements is not None else [inner.element]
-    return _join_all([call.state.fresh(v) for v in values]) if values else UNKNOWN
+    return join_all([call.state.fresh(v) for v in values]) if values else UNKNOWN
 
 
 @builtin("abs", "round")

@@ -11,20 +11,12 @@ from __future__ import annotations
 import ast
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, NumberValue, ObjectRef, StrValue, TensorFacts,
-                            TupleValue, Unknown, join)
+                            TupleValue, Unknown, join, join_all)
 from autograd_lsp.analysis.semantics import Call, method
 from autograd_lsp.analysis.semantics.builtins import SliceValue
 from autograd_lsp.analysis.trace import StoreEvent
 
 
-def _join_all(values):
-    values = list(values)
-    if not values:
-        return UNKNOWN
-    out = values[0]
-    for v in values[1:]:
-        out = join(out, v)
-    return out
 
 
 # -- making them ----------------------------------------------------------------------------
@@ -33,7 +25,7 @@ def new_list(call: Call, items, item=None, nonempty=None) -> ObjectRef:
     ref = ObjectRef(call.new_id(), "list", "list")
     if items is not None:
         items = tuple(items)
-        item = _join_all(items) if item is None else item
+        item = join_all(items) if item is None else item
         nonempty = bool(items)
     call.state.new_object(ref, {"items": items, "item": UNKNOWN if item is None else item,
                                 "nonempty": nonempty, "_loop": call.ctx.loop})
@@ -43,7 +35,7 @@ def new_list(call: Call, items, item=None, nonempty=None) -> ObjectRef:
 def new_dict(call: Call, entries: dict, known: bool, value=None) -> ObjectRef:
     ref = ObjectRef(call.new_id(), "dict", "dict")
     entries = {k: v for k, v in entries.items() if k is not None}
-    summary = _join_all(entries.values()) if value is None and entries else (value or UNKNOWN)
+    summary = join_all(entries.values()) if value is None and entries else (value or UNKNOWN)
     call.state.new_object(ref, {"entries": entries if known else None, "value": summary,
                                 "nonempty": bool(entries) or None, "_loop": call.ctx.loop})
     return ref
@@ -91,12 +83,12 @@ def iterate(call: Call, ref: ObjectRef):
         items = attrs.get("items")
         if items is not None:
             items = [state.fresh(v) for v in items]
-            return Iteration(items, _join_all(items), bool(items))
+            return Iteration(items, join_all(items), bool(items))
         return Iteration(None, state.fresh(attrs.get("item", UNKNOWN)), attrs.get("nonempty"))
     entries = attrs.get("entries")
     if entries is not None:
         keys = [_key_value(k) for k in entries]
-        return Iteration(keys, _join_all(keys), bool(keys))
+        return Iteration(keys, join_all(keys), bool(keys))
     return Iteration(None, UNKNOWN, attrs.get("nonempty"))
 
 
@@ -136,7 +128,7 @@ def getitem(walker, state, base, index, node, frame, ctx):
         if isinstance(key, int):
             return UNKNOWN
         if index is not None and type(index).__name__ == "Unknown":
-            return _join_all(base.items) if base.items else UNKNOWN
+            return join_all(base.items) if base.items else UNKNOWN
         return UNKNOWN
     if isinstance(base, ObjectRef):
         if base.kind == "list":
@@ -173,14 +165,14 @@ def setitem(state, ref: ObjectRef, index, value) -> None:
         if items is not None and isinstance(key, int) and -len(items) <= key < len(items):
             items = list(items)
             items[key] = value
-            state.set_attrs(ref, {"items": tuple(items), "item": _join_all(items)})
+            state.set_attrs(ref, {"items": tuple(items), "item": join_all(items)})
         else:
             state.set_attrs(ref, {"items": None, "item": join(attrs.get("item", UNKNOWN), value)})
     else:
         entries = attrs.get("entries")
         if entries is not None and key is not None:
             new = {**entries, key: value}
-            state.set_attrs(ref, {"entries": new, "value": _join_all(new.values()), "nonempty": True})
+            state.set_attrs(ref, {"entries": new, "value": join_all(new.values()), "nonempty": True})
         else:
             old = attrs.get("value", UNKNOWN)
             state.set_attrs(ref, {"entries": None,
@@ -222,7 +214,7 @@ def repeat(call: Call, value, times=None):
     if isinstance(value, ObjectRef) and value.kind == "list":
         return new_list(call, None, item=item_of(state, value))
     if isinstance(value, TupleValue):
-        return new_list(call, None, item=_join_all(value.items))
+        return new_list(call, None, item=join_all(value.items))
     return UNKNOWN
 
 
@@ -276,7 +268,7 @@ def _extend(call: Call):
     items = attrs.get("items")
     if items is not None and inner.elements is not None:
         new = items + tuple(inner.elements)
-        state.set_attrs(ref, {"items": new, "item": _join_all(new), "nonempty": bool(new)})
+        state.set_attrs(ref, {"items": new, "item": join_all(new), "nonempty": bool(new)})
     else:
         item = inner.element if items == () else join(attrs.get("item", UNKNOWN), inner.element)
         state.set_attrs(ref, {"items": None, "item": item,
@@ -313,10 +305,14 @@ def _index(call: Call):
 
 @method("list", "sort", "reverse", "remove")
 def _reorder(call: Call):
-    state = call.state
-    attrs = state.attrs(call.receiver)
-    state.set_attrs(call.receiver, {"items": None, "item": attrs.get("item", UNKNOWN)})
+    forget_order(call.state, call.receiver)
     return NONE
+
+
+def forget_order(state, ref: ObjectRef) -> None:
+    """The list's items are no longer known by position (what any item is stays)."""
+    attrs = state.attrs(ref)
+    state.set_attrs(ref, {"items": None, "item": attrs.get("item", UNKNOWN)})
 
 
 @method("dict", "items")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
-                            TensorFacts, TupleValue, Unknown, replace)
+                            TensorFacts, TupleValue, Unknown, join_all, replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 
@@ -225,8 +225,44 @@ def _math_function(call: Call):
 
 
 PREFIXES.append(("math.", _math_family))
-PREFIXES.append(("random.", lambda q: (lambda call: NumberValue("float"))))
 PREFIXES.append(("time.", lambda q: (lambda call: NumberValue("float"))))
+
+
+# `random`: numbers, or an item of the sequence given (`x, y = random.choice(pairs)`).
+_RANDOM_FLOATS = frozenset({"random", "uniform", "gauss", "normalvariate", "lognormvariate",
+                            "expovariate", "betavariate", "gammavariate", "triangular",
+                            "vonmisesvariate", "paretovariate", "weibullvariate"})
+_RANDOM_INTS = frozenset({"randint", "randrange", "getrandbits"})
+
+
+def _random_family(qualname: str):
+    name = qualname[len("random."):]
+    if name in _RANDOM_FLOATS:
+        return lambda call: NumberValue("float")
+    if name in _RANDOM_INTS:
+        return lambda call: NumberValue("int")
+    return {"choice": _random_choice, "shuffle": _random_shuffle, "seed": lambda call: NONE}.get(name)
+
+
+def _random_choice(call: Call):
+    from autograd_lsp.analysis.semantics import containers
+    sequence = call.arg(0, "seq")
+    if isinstance(sequence, TupleValue):
+        return join_all(sequence.items)
+    if isinstance(sequence, ObjectRef) and sequence.kind == "list":
+        return containers.item_of(call.state, sequence)
+    return UNKNOWN
+
+
+def _random_shuffle(call: Call):
+    from autograd_lsp.analysis.semantics import containers
+    sequence = call.arg(0, "x")
+    if isinstance(sequence, ObjectRef) and sequence.kind == "list":
+        containers.forget_order(call.state, sequence)
+    return NONE
+
+
+PREFIXES.append(("random.", _random_family))
 
 
 @function("functools.partial")
