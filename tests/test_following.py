@@ -296,3 +296,23 @@ def test_an_evaluation_forward_is_reported_once_at_the_model_call():
         "for data in [torch.randn(2, 6) for _ in range(3)]:\n"
         "    out = model(data)\n")
     assert [(f.code, f.line) for f in analyze(source)] == [("AG303", 15)]
+
+
+def test_an_evaluation_helper_is_reported_once_at_its_call_in_the_loop():
+    """A helper that runs three forwards, called in an evaluation loop that runs twice:
+    one report, at the helper's call in the loop (where `with torch.no_grad():` goes),
+    not one per forward inside the helper."""
+    from autograd_lsp.analysis import analyze
+    source = HEAD + (
+        "encoder, head = nn.Linear(6, 4), nn.Linear(4, 2)\n"
+        "def predict(x):\n"
+        "    return head(encoder(x) + encoder(x))\n"
+        "def evaluate(batches):\n"
+        "    encoder.eval()\n"
+        "    head.eval()\n"
+        "    for x in batches:\n"
+        "        scores = predict(x)\n"
+        "    return scores\n"
+        "evaluate([torch.randn(2, 6)])\n"
+        "evaluate([torch.randn(3, 6)])\n")
+    assert [(f.code, f.line) for f in analyze(source)] == [("AG303", 11)]

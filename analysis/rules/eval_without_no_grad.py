@@ -242,10 +242,10 @@ class EvalWithoutNoGrad(Rule):
             if self._backward_nearby(calls, event):
                 continue
             name = source_of(event.node.func, event)
-            node, stmt, at = _reported_at(calls, event)
-            if node in reported:
+            node, stmt, at, frame = _reported_at(calls, event)
+            if (node, frame) in reported:
                 continue      # two forwards of one helper call in the loop: one report
-            reported.add(node)
+            reported.add((node, frame))
             fixes = ()
             if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign)):
                 fixes = (FixSpec(self.text("fix", locale, torch=torch),
@@ -306,37 +306,45 @@ def _inside_forward(event) -> bool:
 
 
 def _reported_at(calls, event):
-    """(node, statement, where) to report a forward at: where `with torch.no_grad():`
-    belongs. When helpers called in the evaluation loop run it, that is the helper
-    call in the function that put the model in eval mode (`loss =
+    """(node, statement, where, frame) to report a forward at: where `with
+    torch.no_grad():` belongs. When helpers called in the evaluation loop run it, that
+    is the helper call in the function that put the model in eval mode (`loss =
     svi.evaluate_loss(x)` in `test`; `y_pred = self.infer(x)` in a `validation_step`
     that calls `self.model.eval()`), else the helper call in the loop; when a helper
     only returns it (`def infer(self, x): return self.model(x)`), the call of that
-    helper, outwards; otherwise where it is written."""
+    helper, outwards; otherwise where it is written. `frame`: the calls that led to
+    the function the node is written in (one helper called from two places is two
+    places)."""
+    path = event.ctx.calls
     site = _call_in_evaluation(calls, event)
     if site is not None:
-        return site.node, site.stmt, site
-    node, stmt, at = event.node, event.ctx.stmt, event
-    for site in reversed(event.ctx.calls):
+        return site.node, site.stmt, site, _calls_before(path, site)
+    node, stmt, at, frame = event.node, event.ctx.stmt, event, path
+    for site in reversed(path):
         if not (isinstance(stmt, ast.Return) and stmt.value is node):
             break
-        node, stmt, at = site.node, site.stmt, site
-    return node, stmt, at
+        node, stmt, at, frame = site.node, site.stmt, site, _calls_before(path, site)
+    return node, stmt, at, frame
+
+
+def _calls_before(path: tuple, site) -> tuple:
+    """The calls that led to the function `site` is written in."""
+    return path[:next((i for i, s in enumerate(path) if s is site), 0)]
 
 
 def _call_in_evaluation(calls, event):
     """The followed call, on the way from the innermost loop around `event` to it,
     written in the function that called `.eval()` (or, when none of them did, in the
-    loop's own function). None when the forward is written in the loop's function."""
+    loop's own function). None when the forward is written in the loop's function, or
+    in the function that called `.eval()`."""
     loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
     blocks = event.ctx.blocks
     if loop is None or loop not in blocks:
         return None
     sites = [b for b in blocks[blocks.index(loop) + 1:] if isinstance(b, CallSite)]
-    path = list(event.ctx.calls)
-    for site in sites:
-        # The calls that led to the function the site is written in.
-        caller = tuple(path[:next((i for i, s in enumerate(path) if s is site), 0)])
-        if any(e.method == "eval" and e.ctx.calls == caller for e in calls):
+    path = event.ctx.calls
+    frames = [(site, _calls_before(path, site)) for site in sites] + [(None, path)]
+    for site, frame in frames:
+        if any(e.method == "eval" and e.ctx.calls == frame for e in calls):
             return site
     return sites[0] if sites else None
