@@ -1041,8 +1041,12 @@ class Walker:
         finally:
             self._active.pop()
         outcomes = list(frame.returns)
-        if state.reachable:
+        generator = bool(frame.yields) or _is_generator(function)
+        if state.reachable or generator:
+            # A generator's body runs as it is iterated: calling one returns at once,
+            # even when its body never ends (`while True: yield batch`).
             outcomes.append((NONE, state.copy()))
+            outcomes[-1][1].reachable = True
         if outcomes:
             joined = join_states([s for _, s in outcomes])
             value = join_all([joined.fresh(v) for v, _ in outcomes])
@@ -1054,7 +1058,7 @@ class Walker:
         state.become(joined)
         state.names = saved_names
         state.no_grad = saved_mode
-        if frame.yields or _is_generator(function):
+        if generator:
             value = containers.generator_of(self.call_for(node, state, caller, ctx), function,
                                             join_all(frame.yields) if frame.yields else None)
         return value, True

@@ -187,6 +187,15 @@ CASES = {
         "z = x * 2\n"
         "z\n",
         "z", dict(requires_grad=True, is_leaf=False, shape=(3,), grad_fn="MulBackward0")),
+    "endless-generator-passed-inline": (
+        "def batches():\n"
+        "    while True:\n"
+        "        yield torch.ones(2, requires_grad=True) * 2\n"
+        "def first(it):\n"
+        "    return next(it)\n"
+        "z = first(batches())\n"
+        "z\n",
+        "z", dict(requires_grad=True, is_leaf=False, shape=(2,), grad_fn="MulBackward0")),
     "zero-grad-clears": (
         "net = nn.Linear(3, 1)\n"
         "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"

@@ -54,6 +54,24 @@ class InplaceSavedTensor(Rule):
     }
 
     bad = (
+        # Part of a saved output changed through an index or a slice: a view shares its
+        # base's version counter.
+        Example(
+            "import torch\n"
+            "logits = torch.randn(6, requires_grad=True)\n"
+            "labels = torch.tensor([1., 0., 0., 1., 0., 1.])\n"
+            "p = (logits + 0.05).sigmoid()\n"
+            "p[labels == 0] *= 0.5\n"
+            "loss = -(labels * torch.log(p) + (1 - labels) * torch.log(1 - p)).mean()\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=5),
+        Example(
+            "import torch\n"
+            "w = torch.randn(4, requires_grad=True)\n"
+            "s = (w + 1).sigmoid()\n"
+            "s[:2].mul_(0.5)\n"
+            "s.sum().backward()\n",
+            Raises("RuntimeError", RUNTIME), line=4),
         Example(
             "import torch\n"
             "x = torch.randn(4, requires_grad=True)\n"
@@ -167,12 +185,14 @@ class InplaceSavedTensor(Rule):
 
 def _changed(event):
     """The tensor an in-place op changes: `y` in `y += 1`, `y.mul_(2)`, `y[0] = 1`,
-    `x` in `relu_inplace(x)`."""
+    `y[mask] *= 0.5`, `y[:2].mul_(2)`, `x` in `relu_inplace(x)`."""
     node = event.node
     if isinstance(node, ast.AugAssign):
-        return node.target
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
-        return node.func.value
-    if isinstance(node, ast.Subscript):
-        return node.value
-    return event.target_node
+        changed = node.target
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_"):
+        changed = node.func.value
+    else:
+        changed = event.target_node
+    while isinstance(changed, ast.Subscript):
+        changed = changed.value          # a part of it, through a view or an index
+    return changed

@@ -380,11 +380,12 @@ def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node
     if result is not target:
         state.update_tensor(result)
     if target.element_of is not None:
-        # A view (`out[i] = ...`, `out[i][j] = ...`): the change reaches its base.
-        _reach_base(call, target, state.fresh(operand), set())
+        # A view (`out[i] = ...`, `out[i][j] = ...`, `s[:2].mul_(...)`, `s[mask] *= ...`):
+        # the change reaches its base.
+        _reach_base(call, target, state.fresh(operand), node, set())
 
 
-def _reach_base(call: Call, view: TensorFacts, operand, seen: set) -> None:
+def _reach_base(call: Call, view: TensorFacts, operand, node, seen: set) -> None:
     state = call.state
     base_tid = view.element_of
     if base_tid in seen:
@@ -393,11 +394,15 @@ def _reach_base(call: Call, view: TensorFacts, operand, seen: set) -> None:
     base = state.tensor(base_tid)
     if base is None:
         return
+    # A view shares its base's version counter: a graph node that saved the base
+    # sees the change too.
+    if base.saved_by and state.no_grad is not True:
+        state.clobber(base.saved_by, node)
     new = inplace_result(call, base, operand)
     if new is not base:
         state.update_tensor(new)
     if base.element_of is not None:
-        _reach_base(call, base, operand, seen)
+        _reach_base(call, base, operand, node, seen)
 
 
 def inplace_result(call: Call, target: TensorFacts, operand) -> TensorFacts:
