@@ -35,6 +35,9 @@ class LossAccumulation(Rule):
     messages = {
         "en": {"message": "`{total}` accumulates `{loss}`, a tensor with a graph: every iteration's "
                           "graph stays alive; add `{loss}.item()` or `{loss}.detach()` instead",
+               "message_reset": "`{total}` accumulates `{loss}`, a tensor with a graph: the graph of "
+                                "every iteration until the total is reset stays alive; add "
+                                "`{loss}.item()` or `{loss}.detach()` instead",
                "store": "`{container}` keeps `{loss}`, a tensor with a graph, from every iteration: "
                         "every graph stays alive; keep `{loss}.item()` or `{loss}.detach()` instead",
                "store_holding": "`{container}` keeps `{loss}`, which holds a tensor with a graph, from "
@@ -44,6 +47,8 @@ class LossAccumulation(Rule):
                "fix_detach": "Accumulate without the graph: {loss}.detach()"},
         "zh": {"message": "`{total}` 累加的 `{loss}` 是带计算图的张量：每次迭代的图都会保持存活；"
                           "请改为累加 `{loss}.item()` 或 `{loss}.detach()`",
+               "message_reset": "`{total}` 累加的 `{loss}` 是带计算图的张量：直到累计值被重置之前，每次迭代的图"
+                                "都会保持存活；请改为累加 `{loss}.item()` 或 `{loss}.detach()`",
                "store": "`{container}` 保存了每次迭代的 `{loss}`（带计算图的张量）：所有的图都会保持存活；"
                         "请改为保存 `{loss}.item()` 或 `{loss}.detach()`",
                "store_holding": "`{container}` 保存了每次迭代的 `{loss}`，其中含有带计算图的张量：所有的图都会"
@@ -98,6 +103,27 @@ class LossAccumulation(Rule):
                   "    sum(parts.values()).backward()\n"
                   "    for name, part in parts.items():\n"
                   "        totals[name] += (part * 4).detach()\n"),
+        # The running loss of the classic tutorial loop, printed and reset every few
+        # batches, summed as a tensor.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Linear(4, 2)\n"
+            "criterion = nn.CrossEntropyLoss()\n"
+            "optimizer = torch.optim.SGD(net.parameters(), lr=0.01)\n"
+            "loader = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(7)]\n"
+            "running_loss = 0.0\n"
+            "for i, (inputs, labels) in enumerate(loader):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(net(inputs), labels)\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    running_loss += loss\n"
+            "    if i % 5 == 4:\n"
+            "        print(i, running_loss / 5)\n"
+            "        running_loss = 0.0\n",
+            Silent("running_loss.grad_fn is not None", "the total keeps the graphs since the last reset"),
+            line=13),
         # A dict slot summed by assignment: `stats["loss"] = stats["loss"] + loss`.
         Example(
             "import torch\n"
@@ -194,9 +220,17 @@ class LossAccumulation(Rule):
             # the iteration, and with it every graph added in. A total started afresh
             # in the iteration (`total = 0` in the body, a helper's local) does not.
             before = event.before
-            if not (isinstance(before, TensorFacts) and before.requires_grad is True
-                    and event.ctx.loop_pass_of(loop) > 0 and event.ctx.carried_into(loop, before)):
+            later_pass = event.ctx.loop_pass_of(loop) > 0
+            carried = isinstance(before, TensorFacts) and before.requires_grad is True \
+                and later_pass and event.ctx.carried_into(loop, before)
+            # A total reset on some iterations only (`if i % 100 == 99: running = 0.0`):
+            # what reaches a later pass is the earlier pass's graph on one path and a
+            # number on another, which the analysis does not keep apart.
+            reset_sometimes = isinstance(before, Unknown) and later_pass \
+                and _graph_summed_earlier(trace, event, loop)
+            if not (carried or reset_sometimes):
                 continue
+            message = "message" if carried else "message_reset"
             seen.add((event.node, loop.node))
             site = event.ctx.site_in(loop)
             operand_node = _operand_node(event.node)
@@ -214,10 +248,10 @@ class LossAccumulation(Rule):
                 if operand.is_scalar():
                     fixes += (FixSpec(self.text("fix", locale, loss=loss),
                                       after_operand(operand_node, ".item()", event), safe=False),)
-                yield Report(event.node, self.text("message", locale, total=source_of(event.target_node, event),
+                yield Report(event.node, self.text(message, locale, total=source_of(event.target_node, event),
                                                    loss=loss), fixes, event)
             else:
-                yield Report(site, self.text("message", locale, total=source_of(event.target_node, event),
+                yield Report(site, self.text(message, locale, total=source_of(event.target_node, event),
                                              loss=loss), (), _event_of(trace, site) or event)
         for event in trace.of(StoreEvent):
             held = event.held
@@ -255,6 +289,20 @@ def _backwarded_in(trace, loop, value: TensorFacts) -> bool:
         loss = e.receiver
         # The value is (part of) a graph that was backwarded: keeping it keeps the graph.
         if loss.tid == value.tid or loss.saved_nodes & value.saved_nodes:
+            return True
+    return False
+
+
+def _graph_summed_earlier(trace, event, loop) -> bool:
+    """The same statement, in the same run of its function, added a tensor with a
+    graph to a number or a tensor in an earlier pass over `loop`: its total was a
+    graph tensor when that iteration ended, unless every path reset it."""
+    pass_now = event.ctx.loop_pass_of(loop)
+    for e in trace.of(AccumulateEvent):
+        if e.node is event.node and e.ctx.calls == event.ctx.calls \
+                and e.ctx.loop_pass_of(loop) < pass_now \
+                and isinstance(e.operand, TensorFacts) and e.operand.requires_grad is True \
+                and isinstance(e.before, (NumberValue, TensorFacts)):
             return True
     return False
 

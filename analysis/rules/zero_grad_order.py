@@ -74,8 +74,41 @@ class ZeroGradOrder(Rule):
             "    loss.backward()\n"
             "train_step(torch.randn(4, 3), torch.randn(4, 1))\n",
             Silent("torch.equal(start, net.weight.detach())", "the step had no gradients"), line=8),
+        # The step comes first in a trainer's step method and the clearing last: every
+        # step sees what the previous iteration cleared.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class Trainer:\n"
+            "    def __init__(self, model):\n"
+            "        self.model = model\n"
+            "        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)\n"
+            "    def train_step(self, x, y):\n"
+            "        loss = nn.functional.mse_loss(self.model(x), y)\n"
+            "        self.optimizer.step()\n"
+            "        loss.backward()\n"
+            "        self.optimizer.zero_grad()\n"
+            "        return loss.item()\n"
+            "model = nn.Linear(3, 1)\n"
+            "start = model.weight.detach().clone()\n"
+            "trainer = Trainer(model)\n"
+            "for step in range(3):\n"
+            "    trainer.train_step(torch.randn(4, 3), torch.randn(4, 1))\n",
+            Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=9),
     )
     good = (
+        # A delayed step: each iteration steps on the previous one's gradients, then
+        # clears them before its own backward.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for step in range(3):\n"
+            "    optimizer.step()\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = nn.functional.mse_loss(model(torch.randn(4, 3)), torch.randn(4, 1))\n"
+            "    loss.backward()\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -132,6 +165,8 @@ class ZeroGradOrder(Rule):
         for (_, loop), events in groups.items():
             steady = [e for e in events if _unconditional(e, loop)]
             yield from self._check_sequence(steady, locale)
+            if loop is not None:
+                yield from self._check_wrapped(steady, locale)
 
     def _check_sequence(self, events, locale):
         for i, zero in enumerate(events):
@@ -160,6 +195,32 @@ class ZeroGradOrder(Rule):
                     own = sole_statement(step) is not None and after[0].ctx.stmt is not None
                     yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
                 break
+
+    def _check_wrapped(self, events, locale):
+        """A loop body that steps before its backward and clears after it: each step
+        sees what the previous iteration's `zero_grad()` left (or, the first time, no
+        gradient at all), so the parameters never move."""
+        for j, step in enumerate(events):
+            if is_backward(step):
+                return            # a backward before the step: the usual order
+            if step.method != "step":
+                continue
+            after = [k for k in range(j + 1, len(events)) if is_backward(events[k])]
+            if not after:
+                continue
+            zero = next((e for e in events[after[-1] + 1:] if e.method == "zero_grad"
+                         and not e.node.args and "cleared" in e.extra and _same_parameters(e, step)), None)
+            if zero is None:
+                continue
+            backward = events[after[0]]
+            names = dict(zero=source_of(zero.node, zero), step=source_of(step.node, step))
+            fix = FixSpec(self.text("fix_early", locale, **names),
+                          (Edit("delete_line", step.ctx.stmt, "", step),
+                           Edit("line_after", backward.ctx.stmt, names["step"], backward)), safe=False)
+            own = sole_statement(step) is not None and backward.ctx.stmt is not None \
+                and backward.ctx.calls == step.ctx.calls
+            yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
+            return
 
 
 def _unconditional(event: CallEvent, loop) -> bool:
