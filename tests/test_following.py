@@ -196,6 +196,17 @@ CASES = {
         "z = first(batches())\n"
         "z\n",
         "z", dict(requires_grad=True, is_leaf=False, shape=(2,), grad_fn="MulBackward0")),
+    "call-named-by-an-alias": (
+        "class Scorer:\n"
+        "    def __init__(self, w):\n"
+        "        self.w = w\n"
+        "    def forward(self, x):\n"
+        "        return self.w * x\n"
+        "    __call__ = forward\n"
+        "scorer = Scorer(torch.ones(3, requires_grad=True))\n"
+        "out = scorer(torch.ones(3))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False, shape=(3,), grad_fn="MulBackward0")),
     "zero-grad-clears": (
         "net = nn.Linear(3, 1)\n"
         "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"

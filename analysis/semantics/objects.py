@@ -48,12 +48,17 @@ def make_class(walker, node: ast.ClassDef, state, frame, ctx) -> ClassValue:
     methods, attrs = {}, {}
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods[stmt.name] = walker.make_function(stmt, state, body_frame, ctx,
-                                                      qualname=f"{node.name}.{stmt.name}")
+            methods[stmt.name] = state.names[stmt.name] = walker.make_function(
+                stmt, state, body_frame, ctx, qualname=f"{node.name}.{stmt.name}")
         else:
             walker.stmt(stmt, state, body_frame, ctx)
+    defined = list(methods.values())
     for name, value in state.names.items():
-        if name not in methods:
+        if name in methods:
+            continue
+        if any(value is fn for fn in defined):
+            methods[name] = value          # `__call__ = forward`: another name for a method
+        else:
             attrs[name] = value
     state.names = saved
     kind = _kind_of(bases)
