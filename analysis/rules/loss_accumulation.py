@@ -165,6 +165,23 @@ class LossAccumulation(Rule):
             "for k in range(3):\n"
             "    total += (w * k).sum()\n"
             "total.backward()\n"),
+        # Losses kept for a backward of their mean every few batches: what they are
+        # kept for.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Linear(4, 2)\n"
+            "criterion = nn.CrossEntropyLoss()\n"
+            "optimizer = torch.optim.SGD(net.parameters(), lr=0.01)\n"
+            "loader = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(6)]\n"
+            "window_losses = []\n"
+            "for i, (inputs, labels) in enumerate(loader):\n"
+            "    window_losses.append(criterion(net(inputs), labels))\n"
+            "    if i % 3 == 2:\n"
+            "        optimizer.zero_grad()\n"
+            "        torch.stack(window_losses).mean().backward()\n"
+            "        optimizer.step()\n"
+            "        window_losses = []\n"),
         # A slot with a constant key is overwritten in every step: it keeps the
         # newest loss only (one graph), not one per step.
         Example(
@@ -257,7 +274,7 @@ class LossAccumulation(Rule):
             held = event.held
             if not isinstance(held, TensorFacts) or held.requires_grad is not True:
                 continue
-            loop = _training_loop(trace, event, held)
+            loop = _training_loop(trace, event, held, kept=True)
             if loop is None or event.ctx.loop_pass_of(loop) != 0 \
                     or event.container_loop in event.ctx.loops[event.ctx.loops.index(loop):]:
                 continue
@@ -271,16 +288,18 @@ class LossAccumulation(Rule):
                                                loss=_loss_name(event)), (), event)
 
 
-def _training_loop(trace, event, value):
+def _training_loop(trace, event, value, kept=False):
     """The innermost loop around the event whose iterations backward a graph `value`
-    is part of."""
+    is part of. `kept`: `value` is kept whole (appended, stored), so only a backward
+    of `value` or of what it was computed from counts; one of a sum made from the
+    kept values (`torch.stack(window).mean().backward()`) is what they were kept for."""
     for loop in reversed(event.ctx.loops):
-        if not loop.is_comprehension and _backwarded_in(trace, loop, value):
+        if not loop.is_comprehension and _backwarded_in(trace, loop, value, kept):
             return loop
     return None
 
 
-def _backwarded_in(trace, loop, value: TensorFacts) -> bool:
+def _backwarded_in(trace, loop, value: TensorFacts, kept=False) -> bool:
     """`value` is (or is computed from) a tensor that a backward in the same
     iteration of `loop` differentiated."""
     for e in trace.inside(loop, first_pass=False):
@@ -288,7 +307,11 @@ def _backwarded_in(trace, loop, value: TensorFacts) -> bool:
             continue
         loss = e.receiver
         # The value is (part of) a graph that was backwarded: keeping it keeps the graph.
-        if loss.tid == value.tid or loss.saved_nodes & value.saved_nodes:
+        if loss.tid == value.tid:
+            return True
+        if kept and loss.saved_nodes and loss.saved_nodes <= value.saved_nodes:
+            return True
+        if not kept and loss.saved_nodes & value.saved_nodes:
             return True
     return False
 

@@ -123,6 +123,8 @@ class MissingZeroGrad(Rule):
             "loss_fn(model(x), y).backward()\n",
             Silent("not torch.allclose(g, model[0].weight.grad)", "the stepped gradient is a sum"),
             line=9),
+        # The loop calls a training step that never clears: reported at the step's
+        # backward, the function to mend.
         Example(
             "import torch\n"
             "from torch import nn\n"
@@ -140,7 +142,7 @@ class MissingZeroGrad(Rule):
             "net.zero_grad()\n"
             "nn.functional.mse_loss(net(batch[0]), batch[1]).backward()\n",
             Silent("not torch.allclose(g, net.weight.grad)", "the helper's gradients add up"),
-            line=12),
+            line=6),
         Example(
             "import copy\n"
             "import torch\n"
@@ -305,13 +307,13 @@ class MissingZeroGrad(Rule):
                                     cleared=receiver_text(cleared[0].node.func, cleared[0]))
             else:
                 message = self.text("optimizer", locale, optimizer=shown)
-            return Report(_backward_site(events, loop) or site, message, fixes, at)
+            return _report_at_backward(events, site, at, message, fixes)
         leaf = receiver_text(consumer.node, consumer)
         fixes = ()
         if first is not None and consumer.ctx.calls == loop_calls(loop, consumer):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
-        return Report(_backward_site(events, loop) or site, self.text("manual", locale, leaf=leaf), fixes, at)
+        return _report_at_backward(events, site, at, self.text("manual", locale, leaf=leaf), fixes)
 
 
 def _zero_grad_not_called(events) -> bool:
@@ -350,13 +352,14 @@ def _loop_of_earlier_pass(since, ctx):
     return None
 
 
-def _backward_site(events, loop):
-    """Where to report: the backward in the loop's own code, or the call in the loop
-    that leads to it."""
-    for event in events:
-        if isinstance(event, CallEvent) and is_backward(event):
-            return event.ctx.site_in(loop)
-    return None
+def _report_at_backward(events, site, at, message, fixes) -> Report:
+    """Report at the loop's backward, also when a helper the loop calls runs it (a
+    `train_step` without `zero_grad()`: the line to mend is there); at the step or
+    the `.grad` read when no backward is seen."""
+    backward = next((e for e in events if isinstance(e, CallEvent) and is_backward(e)), None)
+    if backward is not None:
+        return Report(backward.node, message, fixes, backward)
+    return Report(site, message, fixes, at)
 
 
 def _training_loop(ctx):
