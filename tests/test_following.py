@@ -207,6 +207,11 @@ CASES = {
         "out = scorer(torch.ones(3))\n"
         "out\n",
         "out", dict(requires_grad=True, is_leaf=False, shape=(3,), grad_fn="MulBackward0")),
+    "unbind-along-the-last-dim": (
+        "head = nn.Linear(16, 2)\n"
+        "start_logits, end_logits = head(torch.randn(4, 12, 16)).unbind(-1)\n"
+        "start_logits\n",
+        "start_logits", dict(requires_grad=True, is_leaf=False, shape=(4, 12))),
     "zero-grad-clears": (
         "net = nn.Linear(3, 1)\n"
         "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"

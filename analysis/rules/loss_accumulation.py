@@ -8,6 +8,14 @@ from autograd_lsp.analysis.rule import Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import after_operand, made_in_iteration, operand_text, source_of
 from autograd_lsp.analysis.trace import AccumulateEvent, StoreEvent, is_backward
 
+# The model, loss and optimizer of the classic tutorial loop, for the examples.
+_TUTORIAL_HEAD = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "net = nn.Linear(4, 2)\n"
+    "criterion = nn.CrossEntropyLoss()\n"
+    "optimizer = torch.optim.SGD(net.parameters(), lr=0.01)\n"
+)
 
 
 class LossAccumulation(Rule):
@@ -106,11 +114,7 @@ class LossAccumulation(Rule):
         # The running loss of the classic tutorial loop, printed and reset every few
         # batches, summed as a tensor.
         Example(
-            "import torch\n"
-            "import torch.nn as nn\n"
-            "net = nn.Linear(4, 2)\n"
-            "criterion = nn.CrossEntropyLoss()\n"
-            "optimizer = torch.optim.SGD(net.parameters(), lr=0.01)\n"
+            _TUTORIAL_HEAD +
             "loader = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(7)]\n"
             "running_loss = 0.0\n"
             "for i, (inputs, labels) in enumerate(loader):\n"
@@ -168,11 +172,7 @@ class LossAccumulation(Rule):
         # Losses kept for a backward of their mean every few batches: what they are
         # kept for.
         Example(
-            "import torch\n"
-            "import torch.nn as nn\n"
-            "net = nn.Linear(4, 2)\n"
-            "criterion = nn.CrossEntropyLoss()\n"
-            "optimizer = torch.optim.SGD(net.parameters(), lr=0.01)\n"
+            _TUTORIAL_HEAD +
             "loader = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(6)]\n"
             "window_losses = []\n"
             "for i, (inputs, labels) in enumerate(loader):\n"

@@ -123,6 +123,28 @@ class MissingZeroGrad(Rule):
             "loss_fn(model(x), y).backward()\n",
             Silent("not torch.allclose(g, model[0].weight.grad)", "the stepped gradient is a sum"),
             line=9),
+        # A GAN that clears the generator's gradients only: reported at the
+        # discriminator's backward, whose gradients add up.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "G, D = nn.Linear(2, 2), nn.Linear(2, 1)\n"
+            "opt_g = torch.optim.SGD(G.parameters(), lr=0.01)\n"
+            "opt_d = torch.optim.SGD(D.parameters(), lr=0.01)\n"
+            "for step in range(3):\n"
+            "    opt_g.zero_grad()\n"
+            "    fake = G(torch.randn(4, 2))\n"
+            "    D(fake).mean().backward()\n"
+            "    opt_g.step()\n"
+            "    real = torch.randn(4, 2)\n"
+            "    d_loss = D(fake.detach()).mean() - D(real).mean()\n"
+            "    d_loss.backward()\n"
+            "    opt_d.step()\n"
+            "g = D.weight.grad.clone()\n"
+            "D.zero_grad()\n"
+            "(D(fake.detach()).mean() - D(real).mean()).backward()\n",
+            Silent("not torch.allclose(g, D.weight.grad)", "the discriminator's gradients add up"),
+            line=13),
         # The loop calls a training step that never clears: reported at the step's
         # backward, the function to mend.
         Example(
@@ -307,13 +329,14 @@ class MissingZeroGrad(Rule):
                                     cleared=receiver_text(cleared[0].node.func, cleared[0]))
             else:
                 message = self.text("optimizer", locale, optimizer=shown)
-            return _report_at_backward(events, site, at, message, fixes)
+            return _report_at_backward(events, consumer, site, at, message, fixes)
         leaf = receiver_text(consumer.node, consumer)
         fixes = ()
         if first is not None and consumer.ctx.calls == loop_calls(loop, consumer):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
-        return _report_at_backward(events, site, at, self.text("manual", locale, leaf=leaf), fixes)
+        return _report_at_backward(events, consumer, site, at, self.text("manual", locale, leaf=leaf),
+                                   fixes)
 
 
 def _zero_grad_not_called(events) -> bool:
@@ -352,11 +375,16 @@ def _loop_of_earlier_pass(since, ctx):
     return None
 
 
-def _report_at_backward(events, site, at, message, fixes) -> Report:
+def _report_at_backward(events, consumer, site, at, message, fixes) -> Report:
     """Report at the loop's backward, also when a helper the loop calls runs it (a
-    `train_step` without `zero_grad()`: the line to mend is there); at the step or
-    the `.grad` read when no backward is seen."""
-    backward = next((e for e in events if isinstance(e, CallEvent) and is_backward(e)), None)
+    `train_step` without `zero_grad()`: the line to mend is there): the last one
+    before the step or `.grad` read that uses the summed gradients (a GAN's
+    discriminator loss, not the generator's), else the first; at the step or the
+    read when no backward is seen."""
+    backwards = [e for e in events if isinstance(e, CallEvent) and is_backward(e)]
+    upto = next((i for i, e in enumerate(events) if e is consumer), len(events))
+    before = [e for e in events[:upto] if isinstance(e, CallEvent) and is_backward(e)]
+    backward = before[-1] if before else (backwards[0] if backwards else None)
     if backward is not None:
         return Report(backward.node, message, fixes, backward)
     return Report(site, message, fixes, at)

@@ -1295,10 +1295,15 @@ def _pieces(call: Call):
     piece = derived(call, call.method, [t], shape=None, dtype=t.dtype)
     if isinstance(count, int) and 0 < count <= 16:
         return TupleValue(tuple(piece for _ in range(count)))
-    if call.method == "unbind" and t.shape and isinstance(t.shape[0], int) and t.shape[0] <= 16:
-        row_shape = t.shape[1:]
-        return TupleValue(tuple(replace(piece, shape=row_shape) if isinstance(piece, TensorFacts)
-                                else piece for _ in range(t.shape[0])))
+    if call.method == "unbind" and t.shape:
+        dim = call.number(0, "dim") if call.args or "dim" in call.kwargs else 0
+        if isinstance(dim, int) and -len(t.shape) <= dim < len(t.shape):
+            dim %= len(t.shape)
+            size = t.shape[dim]
+            if isinstance(size, int) and size <= 16:
+                rest = t.shape[:dim] + t.shape[dim + 1:]
+                return TupleValue(tuple(replace(piece, shape=rest) if isinstance(piece, TensorFacts)
+                                        else piece for _ in range(size)))
     from autograd_lsp.analysis.semantics import containers
     return containers.new_list(call, None, item=piece)
 
