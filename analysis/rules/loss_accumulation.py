@@ -182,6 +182,16 @@ class LossAccumulation(Rule):
             "        torch.stack(window_losses).mean().backward()\n"
             "        optimizer.step()\n"
             "        window_losses = []\n"),
+        # A sum backwarded every few steps, then started again: truncated backprop.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "loss = 0\n"
+            "for t in range(6):\n"
+            "    loss = loss + (w * t).sum()\n"
+            "    if (t + 1) % 3 == 0:\n"
+            "        loss.backward()\n"
+            "        loss = 0\n"),
         # A slot with a constant key is overwritten in every step: it keeps the
         # newest loss only (one graph), not one per step.
         Example(
@@ -243,8 +253,12 @@ class LossAccumulation(Rule):
             # A total reset on some iterations only (`if i % 100 == 99: running = 0.0`):
             # what reaches a later pass is the earlier pass's graph on one path and a
             # number on another, which the analysis does not keep apart.
+            # Only when the loss summed is what was backwarded (or computed from it):
+            # a sum backwarded every few steps and then reset (truncated backprop
+            # through a long sequence) keeps its graphs for that backward.
             reset_sometimes = isinstance(before, Unknown) and later_pass \
-                and _graph_summed_earlier(trace, event, loop)
+                and _graph_summed_earlier(trace, event, loop) \
+                and _backwarded_in(trace, loop, operand, kept=True)
             if not (carried or reset_sometimes):
                 continue
             message = "message" if carried else "message_reset"
@@ -290,9 +304,10 @@ class LossAccumulation(Rule):
 
 def _training_loop(trace, event, value, kept=False):
     """The innermost loop around the event whose iterations backward a graph `value`
-    is part of. `kept`: `value` is kept whole (appended, stored), so only a backward
-    of `value` or of what it was computed from counts; one of a sum made from the
-    kept values (`torch.stack(window).mean().backward()`) is what they were kept for."""
+    is part of. `kept`: `value` is kept whole (appended, stored, or summed into a
+    total reset now and then), so only a backward of `value` or of what it was
+    computed from counts; one of a sum made from the kept values
+    (`torch.stack(window).mean().backward()`) is what they were kept for."""
     for loop in reversed(event.ctx.loops):
         if not loop.is_comprehension and _backwarded_in(trace, loop, value, kept):
             return loop
@@ -309,8 +324,9 @@ def _backwarded_in(trace, loop, value: TensorFacts, kept=False) -> bool:
         # The value is (part of) a graph that was backwarded: keeping it keeps the graph.
         if loss.tid == value.tid:
             return True
-        if kept and loss.saved_nodes and loss.saved_nodes <= value.saved_nodes:
-            return True
+        if kept and loss.saved_nodes and loss.saved_nodes <= value.saved_nodes \
+                and loss.birth <= value.birth:
+            return True       # the value was computed from the loss backwarded
         if not kept and loss.saved_nodes & value.saved_nodes:
             return True
     return False
