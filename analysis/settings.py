@@ -5,7 +5,6 @@ I/O); they build a `Settings` and pass it in.
 """
 from __future__ import annotations
 
-
 from autograd_lsp.analysis.findings import SEVERITIES
 from autograd_lsp.analysis.records import record
 

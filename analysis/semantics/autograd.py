@@ -2,7 +2,6 @@
 what a gradient's `.grad` attribute does."""
 from __future__ import annotations
 
-
 from autograd_lsp.analysis import torch_api as api
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
                             TensorFacts, TorchName, TupleValue, Unknown, replace)

@@ -3,7 +3,6 @@ through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
 their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
 from __future__ import annotations
 
-
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TupleValue, Unknown, join_all, replace)
 from autograd_lsp.analysis.records import record

@@ -1,7 +1,6 @@
 """What the client can do, read once from `initialize`."""
 from __future__ import annotations
 
-
 from lsprotocol import types
 
 from autograd_lsp.analysis.records import record
