@@ -950,6 +950,10 @@ class Walker:
             return UNKNOWN, False
         if isinstance(callee, BoundMethod):
             receiver = callee.receiver
+            if isinstance(receiver, ObjectRef) and receiver.kind == "module" \
+                    and getattr(callee.function.node, "name", None) == "forward":
+                # `model.forward(x)`: a forward pass like `model(x)`, without the hooks.
+                return self.call_module(receiver, call)
             return self.invoke_user(callee.function, [receiver, *call.args], call), True
         if isinstance(callee, FunctionValue):
             return self.invoke_user(callee, list(call.args), call), True

@@ -130,6 +130,21 @@ class EvalWithoutNoGrad(Rule):
             "    return last\n"
             "last = test(Runner(nn.Linear(4, 4), elbo), [torch.randn(2, 4) for _ in range(3)])\n",
             Silent("last.grad_fn is not None", "each test batch records a graph"), line=14),
+        # `model.forward(x)` called directly is a forward pass all the same.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class Net(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(4, 2)\n"
+            "    def forward(self, x):\n"
+            "        return self.fc(x)\n"
+            "net = Net()\n"
+            "net.eval()\n"
+            "for x in [torch.randn(3, 4) for _ in range(2)]:\n"
+            "    scores = net.forward(x)\n",
+            Silent("scores.grad_fn is not None", "each batch records a graph"), line=12),
         # The evaluation step is a method that puts the model in eval mode itself: reported
         # there, at its call of the forward's helper.
         Example(
@@ -241,7 +256,10 @@ class EvalWithoutNoGrad(Rule):
                 continue      # a backward goes through this forward: grad mode is needed
             if self._backward_nearby(calls, event):
                 continue
-            name = source_of(event.node.func, event)
+            called = event.node.func
+            if isinstance(called, ast.Attribute) and called.attr == "forward":
+                called = called.value          # `model.forward(x)` names `model`
+            name = source_of(called, event)
             node, stmt, at, frame = _reported_at(calls, event)
             if (node, frame) in reported:
                 continue      # two forwards of one helper call in the loop: one report
