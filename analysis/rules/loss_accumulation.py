@@ -250,12 +250,12 @@ class LossAccumulation(Rule):
             later_pass = event.ctx.loop_pass_of(loop) > 0
             carried = isinstance(before, TensorFacts) and before.requires_grad is True \
                 and later_pass and event.ctx.carried_into(loop, before)
-            # A total reset on some iterations only (`if i % 100 == 99: running = 0.0`):
-            # what reaches a later pass is the earlier pass's graph on one path and a
-            # number on another, which the analysis does not keep apart.
-            # Only when the loss summed is what was backwarded (or computed from it):
-            # a sum backwarded every few steps and then reset (truncated backprop
-            # through a long sequence) keeps its graphs for that backward.
+            # A total reset on some iterations only (`if i % 100 == 99: running = 0.0`)
+            # reaches a later pass as the earlier pass's graph on one path and a number
+            # on another, which the analysis joins to unknown. It counts when the loss
+            # summed is what was backwarded (or was computed from it); a sum backwarded
+            # every few steps and then reset (truncated backprop) keeps its graphs for
+            # that backward.
             reset_sometimes = isinstance(before, Unknown) and later_pass \
                 and _graph_summed_earlier(trace, event, loop) \
                 and _backwarded_in(trace, loop, operand, kept=True)

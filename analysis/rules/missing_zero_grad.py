@@ -381,10 +381,10 @@ def _report_at_backward(events, consumer, site, at, message, fixes) -> Report:
     before the step or `.grad` read that uses the summed gradients (a GAN's
     discriminator loss, not the generator's), else the first; at the step or the
     read when no backward is seen."""
-    backwards = [e for e in events if isinstance(e, CallEvent) and is_backward(e)]
     upto = next((i for i, e in enumerate(events) if e is consumer), len(events))
-    before = [e for e in events[:upto] if isinstance(e, CallEvent) and is_backward(e)]
-    backward = before[-1] if before else (backwards[0] if backwards else None)
+    backwards = [(i, e) for i, e in enumerate(events) if isinstance(e, CallEvent) and is_backward(e)]
+    before = [e for i, e in backwards if i < upto]
+    backward = before[-1] if before else (backwards[0][1] if backwards else None)
     if backward is not None:
         return Report(backward.node, message, fixes, backward)
     return Report(site, message, fixes, at)
