@@ -215,7 +215,7 @@ class Analyzer:
         """The module's run, then each function no call reached, run on its own: each a
         segment whose findings depend on nothing else, kept while its inputs stay the same."""
         module, state, followed = self._module_segment(parts, path, locale, mentions_backward)
-        context = ModuleContext("__main__", path, self._resolver())
+        context = self._module_context(path)
         digests: dict = {}
         relevance = None
         self._deferred = {}
@@ -320,7 +320,7 @@ class Analyzer:
                 if changed:
                     state = state.copy()
                     walker = Walker()
-                    context = ModuleContext("__main__", path, self._resolver())
+                    context = self._module_context(path)
                     for part in changed:
                         frame = Frame(None, part, None, prefix=part.key, module=context)
                         self._guarded(lambda: walker.run_module(part.tree, state, frame, Context(no_grad=False)),
@@ -330,7 +330,7 @@ class Analyzer:
                 return previous.segment, previous.state, previous.followed_nodes
         trace = Trace(mentions_backward=mentions_backward)
         walker = Walker(trace)
-        context = ModuleContext("__main__", path, self._resolver())
+        context = self._module_context(path)
         state = State()
         ctx = Context(no_grad=False)
 
@@ -408,15 +408,26 @@ class Analyzer:
         if self._should_stop is not None and self._should_stop():
             raise AnalysisStopped()
 
-    def _resolver(self):
+    def _module_context(self, path) -> ModuleContext:
+        """The file's own module (`__name__ == "__main__"`), reading the project's
+        modules it imports, each a dependency of this analysis."""
         if self.workspace is None:
-            return None
+            return ModuleContext("__main__", path)
+
         def resolve(name, level, from_path):
             found = self.workspace.module_namespace(name, level, from_path)
             if found is not None:
                 self.dependencies.add(found.path)
             return found
-        return resolve
+
+        def reexported(name, level, from_path, member):
+            found = self.workspace.reexported(name, level, from_path, member)
+            if found is not None:
+                self.dependencies.add(found[0].path)
+                self.dependencies.update(found[2])
+            return found
+
+        return ModuleContext("__main__", path, resolve, reexported)
 
     # -- parsing ---------------------------------------------------------------------------------
 

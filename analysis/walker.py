@@ -101,6 +101,9 @@ class ModuleContext:
     path: str | None = None
     # resolve(module, level, from_path) -> ModuleNamespace | None, for the project's imports
     resolve: object = None
+    # reexported(module, level, from_path, name) -> (namespace, attribute, paths) | None:
+    # `from package import name` without running the whole package (Workspace.reexported)
+    reexported: object = None
 
 
 class Walker:
@@ -291,14 +294,22 @@ class Walker:
 
     def s_importfrom(self, node: ast.ImportFrom, state, frame, ctx):
         base = node.module or ""
-        module = self.imported_module(base, node.level, frame, state) if base or node.level else UNKNOWN
+        module = None       # the whole module, run only when a name needs it
         for alias in node.names:
+            local = alias.asname or alias.name
+            if alias.name != "*":
+                value = self.reexported(base, node.level, alias.name, frame, state)
+                if value is not None:
+                    state.names[local] = value
+                    continue
+            if module is None:
+                module = self.imported_module(base, node.level, frame, state) if base or node.level \
+                    else UNKNOWN
             if alias.name == "*":
                 if isinstance(module, ModuleNamespace):
                     for name, value in module.names:
                         state.names[name] = value
                 continue
-            local = alias.asname or alias.name
             value = self.member(module, alias.name, state)
             if isinstance(module, ModuleNamespace) and isinstance(value, Unknown):
                 # `from package import module`
@@ -316,14 +327,26 @@ class Walker:
         if resolve is not None:
             found = resolve(name, level, frame.module.path)
             if found is not None:
-                if state is not None and found.state is not None:
-                    # What that module's code made is reachable through its names.
-                    state.heap.update({k: v for k, v in found.state.heap.items() if k not in state.heap})
-                    state.made.update({k: v for k, v in found.state.made.items() if k not in state.made})
-                    state.tensors.update({k: v for k, v in found.state.tensors.items()
-                                          if k not in state.tensors})
+                if state is not None:
+                    _reach_module_objects(state, found)
                 return found
         return ExternalName(name) if level == 0 else UNKNOWN
+
+    def reexported(self, name: str, level: int, member: str, frame: Frame, state: State):
+        """`from name import member` of a project package, read from the submodule that
+        binds `member` (None: not known that way; the whole module runs)."""
+        lookup = frame.module.reexported if frame.module is not None else None
+        if lookup is None or not (name or level) or (level == 0 and name.split(".")[0] == "torch"):
+            return None
+        found = lookup(name, level, frame.module.path, member)
+        if found is None:
+            return None
+        namespace, attribute, _ = found
+        value = namespace if attribute is None else self.member(namespace, attribute, state)
+        if isinstance(value, Unknown):
+            return None
+        _reach_module_objects(state, namespace)
+        return value
 
     def s_if(self, node: ast.If, state, frame, ctx):
         outs = []
@@ -1242,3 +1265,12 @@ def _names_bound_by_pattern(pattern) -> list:
             if isinstance(value, str):
                 names.append(value)
     return names
+
+
+def _reach_module_objects(state: State, module: ModuleNamespace) -> None:
+    """What an imported module's code made is reachable through its names."""
+    if module.state is None:
+        return
+    state.heap.update({k: v for k, v in module.state.heap.items() if k not in state.heap})
+    state.made.update({k: v for k, v in module.state.made.items() if k not in state.made})
+    state.tensors.update({k: v for k, v in module.state.tensors.items() if k not in state.tensors})

@@ -18,6 +18,7 @@ import posixpath
 import warnings
 from dataclasses import dataclass
 
+from autograd_lsp.analysis import reexports
 from autograd_lsp.analysis.chunks import split_chunks
 from autograd_lsp.analysis.facts import ModuleNamespace
 from autograd_lsp.analysis.state import State
@@ -27,6 +28,10 @@ from autograd_lsp.analysis.trace import Context
 MAX_IMPORT_DEPTH = 4
 # Files larger than this are not read for their names.
 MAX_MODULE_BYTES = 2_000_000
+# How many re-exporting `__init__`s one name is followed through, and how deep
+# star imports are read for the names they bind.
+MAX_REEXPORT_HOPS = 8
+MAX_STAR_DEPTH = 4
 
 
 @dataclass
@@ -43,11 +48,23 @@ class Workspace:
         self._exists = exists or (lambda path: read(path) is not None)
         self._modules: dict = {}
         self._active: list = []
+        self._scans: dict = {}           # path -> (text, reexports.TopLevel or None)
+        self._paths: dict = {}           # (name, level, importing folder) -> module_path
 
     # -- finding modules ------------------------------------------------------------------
 
     def module_path(self, name: str, level: int, from_path: str | None) -> str | None:
         """The file `import name` (with `level` leading dots) means from `from_path`."""
+        # Asked for every import of every module run: remembered (one `stat` per
+        # candidate file costs more than the rest of the lookup) until a file of the
+        # project is created or changes (`forget`).
+        key = (name, level, os.path.dirname(from_path) if from_path is not None else None)
+        found = self._paths.get(key, False)
+        if found is False:
+            found = self._paths[key] = self._find_module(name, level, from_path)
+        return found
+
+    def _find_module(self, name: str, level: int, from_path: str | None) -> str | None:
         parts = [p for p in name.split(".") if p] if name else []
         if level:
             if from_path is None:
@@ -91,11 +108,72 @@ class Workspace:
         self._modules[path] = _Module(text, namespace, imports)
         return namespace
 
+    def reexported(self, name: str, level: int, from_path: str | None, member: str):
+        """What `from name import member` binds, without running a package
+        `__init__` that only re-exports it (see analysis/reexports.py):
+        (namespace, attribute or None for the namespace itself, paths read), or
+        None when the whole module must run (or is not the project's)."""
+        read = []
+        for _ in range(MAX_REEXPORT_HOPS):
+            path = self.module_path(name, level, from_path)
+            if path is None:
+                return None
+            if os.path.basename(path) != "__init__.py":
+                namespace = self.module_namespace(name, level, from_path)
+                return None if namespace is None else (namespace, member, read)
+            scan = self._scan(path)
+            if scan is None:
+                return None
+            read.append(path)
+            # Passing through an `__init__` runs nothing, so it does not count as a
+            # level of imports: the module that binds the name is the next level.
+            how = reexports.binder(scan, member, lambda star: self._star_names(star, path, 0))
+            if how is reexports.NOT_BOUND or isinstance(how, reexports.Submodule):
+                sub = member if how is reexports.NOT_BOUND else how.name
+                if self.module_path(sub, 1, path) is None:
+                    return None
+                namespace = self.module_namespace(sub, 1, path)
+                return None if namespace is None else (namespace, None, read)
+            if not isinstance(how, reexports.FromImport):
+                return None
+            name, level, from_path, member = how.module, how.level, path, how.name
+        return None
+
+    def _star_names(self, star, from_path: str, depth: int):
+        """The names `from star.module import *` binds; None when unknown. A module
+        outside the project binds none in the walker."""
+        path = self.module_path(star.module, star.level, from_path)
+        if path is None:
+            return frozenset() if star.level == 0 else None
+        if depth >= MAX_STAR_DEPTH:
+            return None
+        scan = self._scan(path)
+        if scan is None:
+            return None
+        return reexports.names_bound(scan, lambda inner: self._star_names(inner, path, depth + 1))
+
+    def _scan(self, path: str):
+        text = self._read(path)
+        if text is None or len(text) > MAX_MODULE_BYTES:
+            return None
+        cached = self._scans.get(path)
+        if cached is not None and cached[0] == text:
+            return cached[1]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                scan = reexports.top_level(ast.parse(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            scan = None
+        self._scans[path] = (text, scan)
+        return scan
+
     def forget(self, path: str) -> set:
         """The text of `path` changed: what was read from it (and from modules that
         import it) is read again next time. Returns those modules' paths, `path`
         among them: an analysis that read any of them is out of date."""
         path = os.path.normpath(os.path.abspath(path))
+        self._paths.clear()     # the file may be new: imports may now find it
         stale = {path}
         changed = True
         while changed:
@@ -121,7 +199,14 @@ class Workspace:
                 imports.add(found.path)
             return found
 
-        context = ModuleContext(name or posixpath.basename(path), path, resolve)
+        def reexported(child, level, from_path, member):
+            found = self.reexported(child, level, from_path, member)
+            if found is not None:
+                imports.add(found[0].path)
+                imports.update(found[2])
+            return found
+
+        context = ModuleContext(name or posixpath.basename(path), path, resolve, reexported)
         walker = Walker()
         state = State()
         names = state.names

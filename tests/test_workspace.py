@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from autograd_lsp.analysis import Analyzer
 from autograd_lsp.analysis.workspace import Workspace
 
@@ -117,3 +119,88 @@ def test_a_project_module_rewritten_on_disk_is_read_again(tmp_path):
     assert read_file(str(module)) == "A = 22\n"
     module.unlink()
     assert read_file(str(module)) is None
+
+
+# A package whose `__init__` re-exports from submodules, one of them costly and
+# unrelated: `from pkg import Net` needs only the submodule that defines Net.
+HEAVY = "import torch\n" + "".join(f"w{i} = torch.randn(3, requires_grad=True) * {i}\n" for i in range(40))
+PACKAGES = {
+    "explicit": {"pkg/__init__.py": "from .heavy import *\nfrom .models import Net\n__all__ = ['Net']\n",
+                 "pkg/models.py": MODEL, "pkg/heavy.py": HEAVY},
+    "renamed": {"pkg/__init__.py": "from .heavy import w1\nfrom .models import Net as Model\n"
+                                   "from .models import Net\n",
+                "pkg/models.py": MODEL.replace("class Net", "class Net0") + "Net = Net0\n",
+                "pkg/heavy.py": HEAVY},
+    "star": {"pkg/__init__.py": "from .heavy import w0\nfrom .models import *\n",
+             "pkg/models.py": MODEL, "pkg/heavy.py": HEAVY},
+    "nested": {"pkg/__init__.py": "from .heavy import *\nfrom .sub import Net\n",
+               "pkg/sub/__init__.py": "from .models import *\n", "pkg/sub/models.py": MODEL,
+               "pkg/heavy.py": HEAVY},
+    # Bound by code of the `__init__` itself: it runs, as before.
+    "assigned": {"pkg/__init__.py": "from .heavy import *\nfrom .models import Net as _Net\nNet = _Net\n",
+                 "pkg/models.py": MODEL, "pkg/heavy.py": HEAVY},
+    "guarded": {"pkg/__init__.py": "from .heavy import *\ntry:\n    from .models import Net\n"
+                                   "except ImportError:\n    Net = None\n",
+                "pkg/models.py": MODEL, "pkg/heavy.py": HEAVY},
+    # A later star import rebinds the name: the last binding wins.
+    "rebound": {"pkg/__init__.py": "from .models import Net\nfrom .other import *\n",
+                "pkg/models.py": MODEL,
+                "pkg/other.py": MODEL.replace("self.fc(x)", "self.fc(x).sum()")},
+    # `from pkg import models`: the submodule itself.
+    "submodule": {"pkg/__init__.py": "from .heavy import *\n", "pkg/models.py": MODEL,
+                  "pkg/heavy.py": HEAVY},
+}
+# The walker joins a `try`'s paths, so the guarded import's name is unknown.
+EXPECTED = {"rebound": [], "guarded": []}
+
+
+@pytest.mark.parametrize("layout", sorted(PACKAGES))
+def test_a_name_re_exported_by_a_package(layout, monkeypatch):
+    if layout == "submodule":
+        text = TRAIN.format(import_line="from pkg import models", model="models.Net()")
+    else:
+        text = TRAIN.format(import_line="from pkg import Net", model="Net()")
+    files = Files(PACKAGES[layout])
+    codes, analyzer = check(files, "train.py", text)
+    assert codes == EXPECTED.get(layout, [("AG101", 5)])
+    # Every file whose text can change the finding is a dependency.
+    assert os.path.join(ROOT, "pkg/__init__.py") in analyzer.dependencies
+    if layout not in ("assigned", "guarded"):
+        # The unrelated submodule was at most read for its names, never run.
+        assert "pkg/heavy.py" not in _modules_run(analyzer)
+    else:
+        assert "pkg/heavy.py" in _modules_run(analyzer)
+    # The same findings as running every `__init__` whole.
+    monkeypatch.setattr(Workspace, "reexported", lambda *args: None)
+    assert check(Files(PACKAGES[layout]), "train.py", text)[0] == codes
+
+
+def _modules_run(analyzer) -> set:
+    return {os.path.relpath(path, ROOT) for path in analyzer.workspace._modules}
+
+
+def test_a_changed_package_init_is_read_again():
+    files = Files(PACKAGES["explicit"])
+    workspace = Workspace(ROOT, files.read)
+    text = TRAIN.format(import_line="from pkg import Net", model="Net()")
+    codes, analyzer = check(files, "train.py", text, workspace)
+    assert codes == [("AG101", 5)]
+    # The package now re-exports a model that reduces its output.
+    init = os.path.join(ROOT, "pkg/__init__.py")
+    files[os.path.join(ROOT, "pkg/reduced.py")] = MODEL.replace("self.fc(x)", "self.fc(x).mean()")
+    files[init] = "from .heavy import *\nfrom .reduced import Net\n"
+    assert analyzer.forget_modules(workspace.forget(init)) is True
+    assert analyzer.analyze(text, path=os.path.join(ROOT, "train.py")) == []
+
+
+def test_a_module_created_later_is_found_once_announced():
+    files = Files({})
+    workspace = Workspace(ROOT, files.read)
+    text = TRAIN.format(import_line="from models import Net", model="Net()")
+    codes, analyzer = check(files, "train.py", text, workspace)
+    assert codes == []
+    files[os.path.join(ROOT, "models.py")] = MODEL
+    # Module lookups are remembered until the editor or the file system says a
+    # file changed or appeared.
+    workspace.forget(os.path.join(ROOT, "models.py"))
+    assert check(files, "train.py", text, workspace)[0] == [("AG101", 5)]
