@@ -351,22 +351,28 @@ class Walker:
     def s_if(self, node: ast.If, state, frame, ctx):
         outs = []
         current, pending = node, state
+        # While every test so far was known, and known the same on every pass of the
+        # loops around it (see `_same_every_time`), the branch taken is certain: rules
+        # asking whether an event is conditional (`Context.always_runs_in`) do not see
+        # this `if` around it.
+        decided = True
         while True:
             test_ctx = ctx.at(current, ctx.source, ctx.no_grad)
             known = truth(self.expr(current.test, pending, frame, test_ctx))
             inner = ctx.inside(current)
+            decided = decided and known is not None and _same_every_time(current.test)
             if known is not False:
                 then = pending if known is True else pending.copy()
-                self.block(current.body, then, frame, inner)
+                self.block(current.body, then, frame, ctx if known is True and decided else inner)
                 outs.append(then)
                 if known is True:
                     break
             if len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
                 # `elif`: walked in a loop, not by recursion (chains can be long).
-                ctx = inner
+                ctx = ctx if decided else inner
                 current = current.orelse[0]
                 continue
-            self.block(current.orelse, pending, frame, inner)
+            self.block(current.orelse, pending, frame, ctx if decided else inner)
             outs.append(pending)
             break
         state.become(join_states(outs))
@@ -1265,6 +1271,24 @@ def _names_bound_by_pattern(pattern) -> list:
             if isinstance(value, str):
                 names.append(value)
     return names
+
+
+# Tests whose answer is about what a value is, not about how far a loop has gone.
+_TYPE_TESTS = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+
+
+def _same_every_time(test) -> bool:
+    """Whether a test known on one pass of a loop is known the same on every pass.
+    A loop over a list of known length runs pass by pass with its counter known
+    (`if (i + 1) % accum == 0` is true on every other pass), so only tests of a
+    value's type (`isinstance(updater, torch.optim.Optimizer)`) and constants count."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _same_every_time(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return all(_same_every_time(v) for v in test.values)
+    if isinstance(test, ast.Constant):
+        return True
+    return isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in _TYPE_TESTS
 
 
 def _reach_module_objects(state: State, module: ModuleNamespace) -> None:

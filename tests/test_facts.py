@@ -60,6 +60,19 @@ CASES = [
      "g = grad(x ** 2, x)[0]\ng\n", "g", dict(requires_grad=False)),
     ("import torch\nx = torch.tensor(2.0, requires_grad=True)\n"
      "g = torch.autograd.grad(x ** 2, x, create_graph=True)[0]\ng\n", "g", dict(requires_grad=None)),
+    # Convolution output sizes follow kernel, stride, padding and dilation.
+    ("import torch\nimport torch.nn as nn\nc = nn.Conv2d(1, 4, 3, stride=2, padding=1)\n"
+     "y = c(torch.randn(2, 1, 9, 8))\ny\n", "y", dict(shape=(2, 4, 5, 4), requires_grad=True)),
+    ("import torch\nimport torch.nn as nn\nc = nn.Conv1d(2, 3, kernel_size=5, dilation=2)\n"
+     "y = c(torch.randn(1, 2, 20))\ny\n", "y", dict(shape=(1, 3, 12))),
+    ("import torch\nimport torch.nn as nn\nc = nn.Conv2d(1, 2, (3, 5), padding='same')\n"
+     "y = c(torch.randn(1, 1, 7, 7))\ny\n", "y", dict(shape=(1, 2, 7, 7))),
+    # A subclass of a layer has the layer's parameters.
+    ("import torch\nimport torch.nn as nn\nclass L(nn.Linear):\n    pass\n"
+     "y = L(3, 2)(torch.randn(4, 3))\ny\n", "y", dict(shape=(4, 2), requires_grad=True)),
+    ("import torch\nimport torch.nn as nn\nclass L(nn.Linear):\n"
+     "    def forward(self, x):\n        return super().forward(x) * 2\n"
+     "y = L(3, 2)(torch.randn(4, 3))\ny\n", "y", dict(shape=(4, 2), requires_grad=True)),
 ]
 
 
@@ -102,3 +115,13 @@ def test_freed_graph_is_known():
     assert facts(src, "y", line=4).graph_freed is False
     kept = src.replace("y.backward()", "y.backward(retain_graph=True)")
     assert facts(kept, "y", line=5).graph_freed is False
+
+
+def test_broadcast_with_sizes_not_known():
+    from autograd_lsp.analysis.semantics.shapes import broadcast
+    # An unknown size beside a known one is 1 or the same (or the op raises).
+    assert broadcast((2, None), (2, 6)) == (2, 6)
+    assert broadcast((None, 1), (1,)) == (None, 1)
+    assert broadcast((None,), (None,)) == (None,)
+    assert broadcast((3,), (4,)) is None
+    assert broadcast((3,), None) is None

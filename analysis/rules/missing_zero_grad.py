@@ -10,6 +10,17 @@ from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpr
 
 
 
+# A subclass of a layer that keeps the layer's forward and parameters.
+_NOISY_LINEAR = (
+    "import torch\n"
+    "from torch import nn\n"
+    "class NoisyLinear(nn.Linear):\n"
+    "    def forward(self, x):\n"
+    "        out = super().forward(x)\n"
+    "        return out + 0.01 * torch.randn_like(out)\n"
+)
+
+
 class MissingZeroGrad(Rule):
     code = "AG201"
     name = "missing-zero-grad"
@@ -53,6 +64,40 @@ class MissingZeroGrad(Rule):
     }
 
     bad = (
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "def train_epoch(net, batches, loss, updater):\n"
+            "    for X, y in batches:\n"
+            "        l = loss(net(X), y)\n"
+            "        if isinstance(updater, torch.optim.Optimizer):\n"
+            "            l.mean().backward()\n"
+            "            updater.step()\n"
+            "        else:\n"
+            "            l.sum().backward()\n"
+            "            updater(X.shape[0])\n"
+            "torch.manual_seed(0)\n"
+            "net = nn.Sequential(nn.Flatten(), nn.Linear(20, 5))\n"
+            "loss = nn.CrossEntropyLoss(reduction='none')\n"
+            "trainer = torch.optim.SGD(net.parameters(), lr=0.01)\n"
+            "batches = [(torch.randn(8, 20), torch.randint(0, 5, (8,)))] * 6\n"
+            "train_epoch(net, batches, loss, trainer)\n",
+            Silent("net[1].weight.grad.norm() > 3 * torch.autograd.grad(loss(net(batches[-1][0]), "
+                   "batches[-1][1]).mean(), net[1].weight)[0].norm()",
+                   "the optimizer's branch is the one taken, and it never clears"), line=7),
+        Example(
+            _NOISY_LINEAR +
+            "torch.manual_seed(0)\n"
+            "model = NoisyLinear(4, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "x, y = torch.randn(8, 4), torch.randn(8, 2)\n"
+            "for epoch in range(6):\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n",
+            Silent("model.weight.grad.norm() > 3 * torch.autograd.grad(((model(x) - y) ** 2).mean(), "
+                   "model.weight)[0].norm()",
+                   "a subclass of nn.Linear has its parameters; their gradients add up"), line=13),
         Example(
             "import torch\n"
             "torch.manual_seed(0)\n"
@@ -179,6 +224,16 @@ class MissingZeroGrad(Rule):
             Silent("history == [2.0, 4.0, 6.0]", "the bias gradient grows 2, 4, 6"), line=8),
     )
     good = (
+        Example(
+            _NOISY_LINEAR +
+            "model = NoisyLinear(4, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "x, y = torch.randn(8, 4), torch.randn(8, 2)\n"
+            "for epoch in range(6):\n"
+            "    opt.zero_grad()\n"
+            "    loss = ((model(x) - y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"

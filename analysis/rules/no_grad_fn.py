@@ -7,6 +7,28 @@ from autograd_lsp.analysis.rulekit import backward_target, source_of, target_nod
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
 
 
+# A forward that returns `.data` for inputs of one legacy tensor type.
+_LEGACY_TYPE_MODEL = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.embed = nn.Embedding(10, 4)\n"
+    "        self.out = nn.Linear(4, 2)\n"
+    "    def forward(self, ids):\n"
+    "        as_tensor = isinstance(ids, torch.{type})\n"
+    "        out = self.out(self.embed(ids).mean(1))\n"
+    "        if as_tensor:\n"
+    "            out = out.data\n"
+    "        return out\n"
+    "model = Net()\n"
+    "ids, labels = torch.randint(0, 10, (3, 5)), torch.tensor([0, 1, 1])\n"
+    "loss = nn.functional.cross_entropy(model(ids), labels)\n"
+    "loss.backward()\n"
+)
+
+
 class NoGradFn(Rule):
     code = "AG106"
     name = "no-grad-fn"
@@ -52,6 +74,9 @@ class NoGradFn(Rule):
     }
 
     bad = (
+        # Old code returned `.data` when given a legacy tensor type: an int64 CPU
+        # tensor is a `torch.LongTensor`.
+        Example(_LEGACY_TYPE_MODEL.format(type="LongTensor"), Raises("RuntimeError", RUNTIME), line=17),
         Example(
             "import torch\n"
             "X = torch.randn(20, 3)\n"
@@ -95,6 +120,8 @@ class NoGradFn(Rule):
             Raises("RuntimeError", RUNTIME), line=7),
     )
     good = (
+        # On the CPU, an int64 tensor is no `torch.cuda.LongTensor`: the graph is kept.
+        Example(_LEGACY_TYPE_MODEL.format(type="cuda.LongTensor")),
         Example(
             "import torch\n"
             "X = torch.randn(20, 3)\n"

@@ -10,6 +10,20 @@ from autograd_lsp.analysis.rulekit import (after_receiver, code_of, is_tensor_ba
 RUNTIME = "grad can be implicitly created only for scalar outputs"
 
 
+# A per-pixel loss map over a strided convolution's output.
+_PIXEL_LOSS = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "conv = nn.Conv2d(1, 4, 3, stride=2, padding=1)\n"
+    "x = torch.randn(2, 1, 8, 8)\n"
+    "target = torch.rand(2, 4, 4, 4)\n"
+    "logits = conv(x)\n"
+    "focal = (1 - torch.sigmoid(logits)) ** 2 * (logits - target) ** 2\n"
+    "loss = {loss}\n"
+    "loss.backward()\n"
+)
+
+
 class NonscalarBackward(Rule):
     code = "AG101"
     name = "nonscalar-backward"
@@ -54,6 +68,9 @@ class NonscalarBackward(Rule):
     }
 
     bad = (
+        # A per-pixel loss map: the convolution's output size follows from its
+        # kernel, stride and padding, and an elementwise term keeps it.
+        Example(_PIXEL_LOSS.format(loss="focal"), Raises("RuntimeError", RUNTIME), line=9),
         Example(
             "import torch\n"
             "x = torch.randn(3, requires_grad=True)\n"
@@ -110,6 +127,7 @@ class NonscalarBackward(Rule):
             Raises("RuntimeError", RUNTIME), line=3),
     )
     good = (
+        Example(_PIXEL_LOSS.format(loss="focal.mean()")),
         Example(
             "import torch\n"
             "x = torch.randn(3, requires_grad=True)\n"

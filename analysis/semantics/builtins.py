@@ -388,6 +388,9 @@ def _instance_of(value, cls) -> Tri:
     if isinstance(cls, TorchName):
         name = cls.qualname
         if isinstance(value, TensorFacts):
+            if name.endswith("Tensor") and name != "torch.Tensor":
+                from autograd_lsp.analysis.semantics.tensors import is_legacy_type
+                return is_legacy_type(value, name)
             return name in ("torch.Tensor", "torch.nn.Parameter", "torch.nn.parameter.Parameter") \
                 and (name == "torch.Tensor" or value.is_param)
         if isinstance(value, ObjectRef):

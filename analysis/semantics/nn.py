@@ -87,7 +87,8 @@ def make_layer(call: Call):
         flag = truth(values.get("inplace", NumberValue("bool", False)))
         attrs["inplace"] = NumberValue("bool", flag)
     for key in ("batch_first", "bidirectional", "num_layers", "hidden_size", "out_features",
-                "embedding_dim", "out_channels", "in_features", "start_dim", "end_dim"):
+                "embedding_dim", "out_channels", "in_features", "start_dim", "end_dim",
+                "kernel_size", "stride", "padding", "dilation"):
         if key in values:
             attrs[key] = values[key]
     templates = api.NN_PARAM_SHAPES.get(name)
@@ -292,6 +293,21 @@ def set_params(call: Call, params: list, **changes) -> None:
 
 # -- calling modules ---------------------------------------------------------------------------
 
+def has_layer_state(state, ref: ObjectRef, qualname: str) -> bool:
+    """Whether `ref` (an instance of a subclass of the layer `qualname`) holds what the
+    layer's forward reads: its items for a Sequential, its parameters for a layer
+    that has some. Without them its output is not known."""
+    name = qualname.rsplit(".", 1)[-1]
+    if not qualname.startswith("torch.nn.") or name == "Module":
+        return False
+    attrs = state.attrs(ref)
+    if name == "Sequential":
+        return True
+    if name in _WITH_PARAMS:
+        return any(isinstance(v, TensorFacts) and v.is_param for v in attrs.values())
+    return name in _WITHOUT_PARAMS or name in _LOSSES
+
+
 def call_layer(call: Call, ref: ObjectRef):
     """A torch layer (not a subclass written in the analysed code) called on inputs."""
     state = call.state
@@ -458,11 +474,37 @@ def output_shape(name: str, attrs: dict, shape):
     if name == "EmbeddingBag":
         return (shape[0], value("embedding_dim")) if len(shape) == 2 else None
     if name in ("Conv1d", "Conv2d", "Conv3d") and len(shape) >= 3:
-        return (shape[0], value("out_channels")) + (None,) * (len(shape) - 2)
+        spatial = len(shape) - 2
+        return (shape[0], value("out_channels")) + tuple(
+            _conv_size(shape[2 + i], i, spatial, attrs) for i in range(spatial))
     if name == "Flatten":
         start, end = value("start_dim"), value("end_dim")
         return shapes.flatten(shape, 1 if start is None else start, -1 if end is None else end)
     return None
+
+
+def _conv_size(size, index: int, spatial: int, attrs: dict):
+    """One spatial size of a convolution's output (torch's formula), where known."""
+    def setting(key, default):
+        value = attrs.get(key)
+        if value is None:
+            return default
+        if isinstance(value, TupleValue):
+            value = value.items[index] if len(value.items) == spatial else None
+        if isinstance(value, StrValue):
+            return value.value
+        return value.value if isinstance(value, NumberValue) and type(value.value) is int else None
+
+    kernel, stride = setting("kernel_size", None), setting("stride", 1)
+    padding, dilation = setting("padding", 0), setting("dilation", 1)
+    if padding == "same":
+        return size
+    if padding == "valid":
+        padding = 0
+    if not all(isinstance(v, int) for v in (size, kernel, stride, padding, dilation)) or stride < 1:
+        return None
+    out = (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+    return out if out > 0 else None
 
 
 def _rnn_outputs(call: Call, name: str, attrs: dict, first, out):

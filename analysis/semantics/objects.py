@@ -135,6 +135,14 @@ def _torch_init(call: Call, base: str, ref: ObjectRef, args, kwargs) -> None:
     elif base.startswith("torch.optim."):
         params = args[0] if args else kwargs.get("params", UNKNOWN)
         optim_ops.init_optimizer(call, ref, params)
+    elif base.startswith("torch.nn.") and name != "Module":
+        # A subclass of a layer (`class Noisy(nn.Linear)`): the layer's parameters and
+        # settings, as its constructor makes them.
+        inner = Call(call.node, list(args), dict(kwargs), state, call.ctx, call.walker, call.frame,
+                     qualname=base, starred=call.starred, salt=call.salt + ("base",))
+        made = nn_ops.make_layer(inner)
+        if isinstance(made, ObjectRef):
+            state.set_attrs(ref, {k: v for k, v in state.attrs(made).items() if k != "training"})
 
 
 def get_attribute(walker, ref: ObjectRef, name: str, state, node, frame, ctx):
@@ -202,7 +210,8 @@ def call_module(walker, ref: ObjectRef, call: Call):
         if isinstance(forward, FunctionValue):
             return walker.invoke_user(forward, [ref, *call.args], call), True
         base = _torch_base(cls)
-        if base is not None and base.rsplit(".", 1)[-1] in ("Sequential",):
+        if base is not None and nn_ops.has_layer_state(call.state, ref, base):
+            # A subclass of a layer that keeps the layer's forward.
             return nn_ops.call_layer(call, ObjectRef(ref.oid, "module", base)), False
         return nn_ops._opaque_output(call, ref), False
     return nn_ops.call_layer(call, ref), False
@@ -241,7 +250,9 @@ def call_super(walker, method: SuperMethod, call: Call):
         if method.name == "__init__":
             _torch_init(call, base.qualname, receiver, call.args, call.kwargs)
             return NONE, False
-        if method.name == "forward" and base.qualname.endswith("Sequential"):
+        if method.name == "forward" and nn_ops.has_layer_state(call.state, receiver, base.qualname):
+            # `super().forward(x)` in a subclass of a layer (`class Noisy(nn.Linear)`):
+            # the layer's own forward, on the receiver's parameters.
             return nn_ops.call_layer(call, ObjectRef(receiver.oid, "module", base.qualname)), False
         fn = find_method(receiver, method.name)
         if fn is not None:

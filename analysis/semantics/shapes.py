@@ -13,10 +13,15 @@ def broadcast(*shapes: Shape) -> Shape:
     for i in range(ndim):
         dims = {s[len(s) - ndim + i] for s in shapes if len(s) - ndim + i >= 0}
         dims.discard(1)
+        known = dims - {None}
         if not dims:
             out.append(1)
-        elif len(dims) == 1:
-            out.append(dims.pop())
+        elif len(known) == 1:
+            # An unknown size beside a known one is 1 or the same, or the op raises:
+            # where it runs, the result has the known size.
+            out.append(known.pop())
+        elif not known:
+            out.append(None)
         else:
             return None
     return tuple(out)

@@ -697,6 +697,28 @@ for _name in (*api.FACTORIES, *api.DATA_FACTORIES, *api.LIKE_FACTORIES):
     function(_name)(factory)
 
 
+# The legacy tensor types and the dtype each stands for (`torch.cuda.<name>` too).
+LEGACY_TENSOR_DTYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "LongTensor": "int64",
+                        "IntTensor": "int32", "BoolTensor": "bool", "HalfTensor": "float16",
+                        "ByteTensor": "uint8"}
+
+
+def is_legacy_type(t: TensorFacts, qualname: str):
+    """`isinstance(t, torch.LongTensor)` (or `torch.cuda.FloatTensor`...): true when
+    the dtype and the device match; None when one is not known or the name is no
+    legacy type."""
+    prefix, _, name = qualname.rpartition(".")
+    if name not in LEGACY_TENSOR_DTYPES or prefix not in ("torch", "torch.cuda"):
+        return None
+    if t.dtype is not None and t.dtype != LEGACY_TENSOR_DTYPES[name]:
+        return False
+    if t.device is not None and (t.device == "cpu") != (prefix == "torch"):
+        return False
+    if t.dtype is None or t.device is None:
+        return None
+    return True
+
+
 @function("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.LongTensor",
           "torch.IntTensor", "torch.BoolTensor", "torch.HalfTensor", "torch.ByteTensor",
           "torch.cuda.FloatTensor", "torch.cuda.LongTensor")
@@ -705,9 +727,7 @@ def legacy_constructor(call: Call):
     copies numbers out of the list's items: tensors inside it are read as numbers
     and their graph is cut."""
     name = call.qualname.rsplit(".", 1)[-1]
-    dtype = {"Tensor": "float32", "FloatTensor": "float32", "DoubleTensor": "float64",
-             "LongTensor": "int64", "IntTensor": "int32", "BoolTensor": "bool",
-             "HalfTensor": "float16", "ByteTensor": "uint8"}[name]
+    dtype = "float32" if name == "Tensor" else LEGACY_TENSOR_DTYPES[name]
     data = call.arg(0)
     call.extra["data_tensors"] = data_tensors(call)
     if isinstance(data, TensorFacts) and len(call.args) == 1:
