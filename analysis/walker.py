@@ -55,6 +55,13 @@ ALONE_BUDGET = 20_000
 # calls after that point unknown, so what it says of its own code stays right.
 FILE_BUDGET = 100_000
 ALONE_FLOOR = 1_000
+# Steps that the calls into the project's other modules may take together in one
+# run. A script that calls a library's entry point (timm's `create_model`, run
+# through its builders and every block class) followed it for seconds, and what
+# its own findings need is rarely deeper than a few calls. Past this, calls into
+# other modules act as calls of unknown code; the file's own functions are still
+# followed.
+PROJECT_CALLS_BUDGET = 40_000
 
 
 def alone_budget(runs: int) -> int:
@@ -113,6 +120,10 @@ class Walker:
         # Facts of names as evaluated, for hovers: Name node -> value (joined over runs).
         self.seen = seen if seen is not None else {}
         self.steps = 0
+        # Steps taken inside functions of the project's other modules (see
+        # PROJECT_CALLS_BUDGET), and whether such a call is running.
+        self.project_steps = 0
+        self._in_project_call = False
         self._active: list = []          # functions being run (recursion stops)
         self._generations: dict = {}     # graph-node site -> how many were made there
         # `torch.set_default_dtype` anywhere: factory dtypes are no longer known.
@@ -1036,10 +1047,24 @@ class Walker:
                salt: tuple = ()):
         """Run `function`'s body with these arguments; (return value, followed)."""
         depth = caller.depth + 1
+        enters_project = not self._in_project_call \
+            and getattr(function.source, "module_names", None) is not None
         if depth > MAX_DEPTH or function in self._active or self.steps + state.work[0] > self.budget \
-                or function.node is None:
+                or function.node is None or (enters_project and self.project_steps > PROJECT_CALLS_BUDGET):
             py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
             return UNKNOWN, False
+        if enters_project:
+            start = self.steps + state.work[0]
+            self._in_project_call = True
+            try:
+                return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone,
+                                    salt, depth)
+            finally:
+                self._in_project_call = False
+                self.project_steps += self.steps + state.work[0] - start
+        return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth)
+
+    def _invoke(self, function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth):
         source = function.source
         self.followed_sources.add(source)
         if not alone:

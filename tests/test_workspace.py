@@ -204,3 +204,17 @@ def test_a_module_created_later_is_found_once_announced():
     # file changed or appeared.
     workspace.forget(os.path.join(ROOT, "models.py"))
     assert check(files, "train.py", text, workspace)[0] == [("AG101", 5)]
+
+
+def test_calls_into_other_modules_share_a_budget(monkeypatch):
+    from autograd_lsp.analysis import walker
+    files = Files({"lib.py": "def spend(x):\n" + "    x = x + 1\n" * 100 + "    return x\n"
+                             "def scaled(w):\n    return w * 2\n"})
+    text = ("import torch\nfrom lib import spend, scaled\nspend(0)\n"
+            "w = torch.ones(3, requires_grad=True)\nscaled(w).backward()\n"
+            "def local(v):\n    return v * 3\nlocal(w).backward()\n")
+    assert check(files, "train.py", text)[0] == [("AG101", 5), ("AG101", 8)]
+    # Once the project's other modules have taken their share, calls into them act
+    # as unknown code; the file's own functions are still followed.
+    monkeypatch.setattr(walker, "PROJECT_CALLS_BUDGET", 50)
+    assert check(Files(dict(files)), "train.py", text)[0] == [("AG101", 8)]
