@@ -18,6 +18,27 @@ _TUTORIAL_HEAD = (
 )
 
 
+# A loss total kept by a callback object, from the outputs the loop hands it.
+_CALLBACK_TOTAL = (
+    "import torch\n"
+    "from torch import nn\n"
+    "class LossHistory:\n"
+    "    def __init__(self):\n"
+    "        self.total = 0.0\n"
+    "    def on_batch_end(self, outputs):\n"
+    "        self.total += outputs['loss']\n"
+    "model = nn.Linear(3, 1)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "history = LossHistory()\n"
+    "for step in range(4):\n"
+    "    opt.zero_grad()\n"
+    "    loss = model(torch.randn(8, 3)).pow(2).mean()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "    history.on_batch_end({'loss': loss})\n"
+)
+
+
 class LossAccumulation(Rule):
     code = "AG302"
     name = "loss-accumulation"
@@ -66,6 +87,10 @@ class LossAccumulation(Rule):
     }
 
     bad = (
+        # Summed in a callback from what the loop hands it: reported, and fixed, there.
+        Example(_CALLBACK_TOTAL, Silent("history.total.grad_fn is not None",
+                                        "the callback's total keeps every batch's graph"),
+                line=7, fixed=_CALLBACK_TOTAL.replace("outputs['loss']\n", "outputs['loss'].detach()\n")),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -270,6 +295,10 @@ class LossAccumulation(Rule):
             # `a * b` takes the method call inside parentheses.
             loss = operand_text(operand_node, event)
             fixes = ()
+            if site is not event.ctx.stmt and not _sums_a_parameter(operand_node, event):
+                # The summed loss is computed in the callee (`outputs["loss"]` in a
+                # callback): the fix goes where it is summed, not at the call.
+                site = event.ctx.stmt
             if site is event.ctx.stmt:
                 # Detaching keeps the total a tensor, as the code after the loop expects;
                 # `.item()` makes it a float, which is what logging usually wants but may
@@ -344,6 +373,21 @@ def _graph_summed_earlier(trace, event, loop) -> bool:
                 and isinstance(e.before, (NumberValue, TensorFacts)):
             return True
     return False
+
+
+def _sums_a_parameter(operand, event) -> bool:
+    """Whether the summed expression is a parameter of the function it is in, or a
+    product or quotient of one (`self.sum += val * n` in an average meter): the loss
+    is the caller's, and so is the fix."""
+    while isinstance(operand, ast.BinOp) and isinstance(operand.op, (ast.Mult, ast.Div)):
+        operand = operand.left if isinstance(operand.left, ast.Name) else operand.right
+    function = event.ctx.function
+    node = getattr(function, "node", None)
+    if not isinstance(operand, ast.Name) or node is None or not hasattr(node, "args"):
+        return False
+    args = node.args
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    return operand.id in names
 
 
 def _operand_node(node):
