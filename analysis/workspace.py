@@ -5,7 +5,9 @@ A module is read from its text (never imported or run by Python): its
 module-level code runs in the walker as an imported module (`__name__` is not
 "__main__"), and what it binds is what the importer sees, with the objects it
 made. Results are cached by path and content; `forget(path)` drops a module
-whose text changed and says which cached modules read it.
+whose text changed and says which cached modules read it. `from package import
+name` runs only the submodule that binds `name` when the package's `__init__`
+just re-exports it (`reexported`, analysis/reexports.py).
 
 The core does no I/O: the caller gives `read(path) -> str | None`, which reads
 the file (or an editor's unsaved copy).
