@@ -168,7 +168,16 @@ class Walker:
         call.extra["module"] = ref
         call.extra["training"] = truth(call.state.attr(ref, "training"))
         call.extra["trainable"] = any(p.requires_grad is True for p in params)
-        return objects.call_module(self, ref, call)
+        value, followed = objects.call_module(self, ref, call)
+        for index, hook in enumerate(call.state.attrs(ref).get("_forward_hooks", ())):
+            # `hook(module, inputs, output)`: what it returns, unless None, replaces
+            # the output; a hook not known may replace it with anything.
+            inner = Call(call.node, [ref, TupleValue(tuple(call.args)), value], {}, call.state, call.ctx,
+                         self, call.frame, salt=call.salt + ("hook", index))
+            returned, _ = self.apply(hook, inner) if not isinstance(hook, Unknown) else (UNKNOWN, False)
+            if returned is not NONE and not isinstance(returned, NoneValue):
+                value = returned
+        return value, followed
 
     # -- entry points ----------------------------------------------------------------------
 

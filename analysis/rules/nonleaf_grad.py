@@ -9,6 +9,21 @@ from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent
 WARNING = "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed"
 
 
+# Activations kept by a forward hook, read after a backward (Grad-CAM).
+_HOOKED = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+    "kept = {{}}\n"
+    "def save(module, inputs, output):\n"
+    "    {keep}\n"
+    "model[0].register_forward_hook(save)\n"
+    "out = model(torch.randn(3, 4))\n"
+    "out.sum().backward()\n"
+    "grads = kept['act'].grad\n"
+)
+
+
 class NonleafGrad(Rule):
     code = "AG204"
     name = "nonleaf-grad"
@@ -44,6 +59,7 @@ class NonleafGrad(Rule):
     }
 
     bad = (
+        Example(_HOOKED.format(keep="kept['act'] = output"), Warns("UserWarning", WARNING), line=10),
         Example(
             "import torch\n"
             "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
@@ -63,6 +79,7 @@ class NonleafGrad(Rule):
             Warns("UserWarning", WARNING), line=6),
     )
     good = (
+        Example(_HOOKED.format(keep="output.retain_grad(); kept['act'] = output")),
         Example(
             "import torch\n"
             "x = torch.tensor([1.0], requires_grad=True)\n"

@@ -729,8 +729,20 @@ def _get_submodule(call: Call):
 
 
 @method("module", "state_dict", "load_state_dict", "named_buffers", "buffers", "extra_repr",
-        "register_forward_hook", "register_full_backward_hook", "register_forward_pre_hook")
+        "register_full_backward_hook", "register_forward_pre_hook")
 def _module_other(call: Call):
+    return UNKNOWN
+
+
+@method("module", "register_forward_hook")
+def _register_forward_hook(call: Call):
+    """The hook runs after each forward of the module (`Walker.call_module`), on its
+    input and output: activations a hook keeps are the module's outputs."""
+    hook = call.arg(0)
+    if call.args[1:] or call.kwargs:
+        hook = UNKNOWN          # `with_kwargs=True`, `prepend=True`...: not followed
+    hooks = call.state.attrs(call.receiver).get("_forward_hooks", ())
+    call.state.set_attr(call.receiver, "_forward_hooks", hooks + (hook,))
     return UNKNOWN
 
 
