@@ -165,6 +165,9 @@ class CallEvent:
     # What the call's transfer function found worth telling rules (e.g. "seeds": the
     # (output, gradient) pairs of torch.autograd.backward over lists).
     extra: dict = field(default_factory=dict)
+    # The run's clock when the statement holding the call began: a value born later
+    # was made by that statement.
+    since: int = 0
 
     def arg_node(self, keyword: str | None = None, position: int | None = None):
         """The ast node passed for a parameter, by keyword or position."""

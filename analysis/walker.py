@@ -93,6 +93,8 @@ class Frame:
     sites: dict = field(default_factory=dict)
     module: object = None                # the ModuleContext
     yields: list = field(default_factory=list)
+    # The run's clock (see TensorFacts.birth) when the statement being run began.
+    since: int = 0
 
 
 @dataclass
@@ -170,6 +172,8 @@ class Walker:
         call.extra["trainable"] = any(p.requires_grad is True for p in params)
         value, followed = objects.call_module(self, ref, call)
         for index, hook in enumerate(call.state.attrs(ref).get("_forward_hooks", ())):
+            if hook is NONE:
+                continue            # removed by its handle
             # `hook(module, inputs, output)`: what it returns, unless None, replaces
             # the output; a hook not known may replace it with anything.
             inner = Call(call.node, [ref, TupleValue(tuple(call.args)), value], {}, call.state, call.ctx,
@@ -211,6 +215,7 @@ class Walker:
 
     def stmt(self, node, state: State, frame: Frame, ctx: Context) -> None:
         self.steps += 1
+        frame.since = state.clock[0]
         ctx = ctx.at(node, frame.source, state.no_grad)
         handler = _STATEMENTS.get(type(node))
         if handler is not None:
@@ -977,7 +982,7 @@ class Walker:
                           {k: state.fresh(v) for k, v in kwargs.items()}, result, used,
                           freed, clobbered,
                           user_callee if isinstance(user_callee, (FunctionValue, ClassValue)) else None,
-                          followed, call.extra)
+                          followed, call.extra, frame.since)
         self.emit(event)
         grad_modes.after_call(call, event)
         return result

@@ -373,3 +373,31 @@ def test_loss_accumulation_message_of_a_stored_expression_shows_working_code():
     assert "keep `(running / n).item()` or `(running / n).detach()`" in finding.message
     namespace = _run(code + "shown = (running / n).item()\n")
     assert namespace["shown"] == pytest.approx(namespace["running"].item() / 4)
+
+
+# -- nonleaf-grad (AG204): `retain_grad()` goes where the tensor already exists ----------------
+
+HOOKED = ("import torch\n"
+          "import torch.nn as nn\n"
+          "torch.manual_seed(0)\n"
+          "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+          "kept = {}\n"
+          "def save(module, inputs, output):\n"
+          "    kept['act'] = output\n"
+          "model[0].register_forward_hook(save)\n"
+          "x = torch.randn(3, 4)\n")
+
+
+def test_nonleaf_grad_fix_keeps_the_gradient_of_an_activation_made_earlier():
+    code = HOOKED + "out = model(x)\nout.sum().backward()\ngrads = kept['act'].grad\n"
+    fixed = _fixed(code, "nonleaf-grad")
+    assert "kept['act'].retain_grad()\nout.sum().backward()" in fixed
+    assert _run(fixed)["grads"].shape == (3, 8)
+
+
+def test_nonleaf_grad_offers_no_fix_when_the_backward_statement_makes_the_tensor():
+    # The line before `model(x).sum().backward()` has no `kept['act']` yet (a KeyError),
+    # or an older activation of another forward.
+    code = HOOKED + "model(x).sum().backward()\ngrads = kept['act'].grad\n"
+    [finding] = _findings(code, "nonleaf-grad")
+    assert finding.fixes == ()

@@ -81,6 +81,22 @@ class NonleafGrad(Rule):
     good = (
         Example(_HOOKED.format(keep="output.retain_grad(); kept['act'] = output")),
         Example(
+            # The handle took the hook off: the second forward keeps nothing, and the
+            # activation kept by the first retains its gradient.
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))\n"
+            "kept = {}\n"
+            "def save(module, inputs, output):\n"
+            "    kept['act'] = output\n"
+            "handle = model[0].register_forward_hook(save)\n"
+            "first = model(torch.randn(3, 4))\n"
+            "handle.remove()\n"
+            "kept['act'].retain_grad()\n"
+            "first.sum().backward()\n"
+            "model(torch.randn(3, 4)).sum().backward()\n"
+            "grads = kept['act'].grad\n"),
+        Example(
             "import torch\n"
             "x = torch.tensor([1.0], requires_grad=True)\n"
             "y = torch.tensor([2.0], requires_grad=True)\n"
@@ -133,7 +149,9 @@ class NonleafGrad(Rule):
             name = receiver_text(event.node, event)
             fixes = ()
             backward = _backward_before(trace, event, t)
-            if backward is not None and backward.ctx.stmt is not None:
+            # `retain_grad()` on the line before the backward's statement needs the tensor
+            # to exist there: not when that statement's own forward makes it.
+            if backward is not None and backward.ctx.stmt is not None and t.birth <= backward.since:
                 fixes = (FixSpec(self.text("fix", locale, name=name),
                                  (Edit("line_before", backward.ctx.stmt, f"{name}.retain_grad()", backward),)),)
             yield Report(event.node, self.text("message", locale, name=name), fixes, event)

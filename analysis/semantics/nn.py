@@ -743,7 +743,22 @@ def _register_forward_hook(call: Call):
         hook = UNKNOWN          # `with_kwargs=True`, `prepend=True`...: not followed
     hooks = call.state.attrs(call.receiver).get("_forward_hooks", ())
     call.state.set_attr(call.receiver, "_forward_hooks", hooks + (hook,))
-    return UNKNOWN
+    # The handle's `remove()` takes this hook off again (Grad-CAM removes its hooks
+    # once the maps are drawn).
+    handle = ObjectRef(call.new_id(), "hook_handle", "torch.utils.hooks.RemovableHandle")
+    return call.state.new_object(handle, {"module": call.receiver, "index": len(hooks)})
+
+
+@method("hook_handle", "remove")
+def _remove_hook(call: Call):
+    attrs = call.state.attrs(call.receiver)
+    module, index = attrs.get("module"), attrs.get("index")
+    if isinstance(module, ObjectRef) and isinstance(index, int):
+        hooks = list(call.state.attrs(module).get("_forward_hooks", ()))
+        if index < len(hooks):
+            hooks[index] = NONE          # kept in place: later handles hold their index
+            call.state.set_attr(module, "_forward_hooks", tuple(hooks))
+    return NONE
 
 
 @method("module", "append")
