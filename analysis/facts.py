@@ -115,7 +115,8 @@ class TensorFacts:
     # (every node the tensor may reach is in them), not an exact account.
     unseen_history: bool = True
     # Why it does not require grad, when it is known not to:
-    # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result", "data".
+    # "no_grad", "inference_mode", "detach", "rewrap", "never", "grad_result", "data",
+    # "sample" (drawn by a distribution's `sample()`).
     no_grad_reason: str | None = None
     # State of `.grad` for a leaf: "none" (still None), "set" (by a backward),
     # "graph" (by a backward with create_graph=True), "zero" (zeroed in place, not

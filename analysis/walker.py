@@ -888,6 +888,10 @@ class Walker:
         state.names = saved_names
         call = self.call_for(node, state, frame, ctx)
         if isinstance(node, ast.DictComp):
+            keys = [containers.key_of(k) for k, _ in results]
+            if complete[0] and None not in keys:
+                # every pass known, every key a known str or number: the entries are known
+                return containers.new_dict(call, dict(zip(keys, (v for _, v in results))), True)
             return containers.new_dict(call, {}, False,
                                        value=join_all([v for _, v in results]) if results else UNKNOWN)
         items = [v for v in results]
@@ -898,8 +902,8 @@ class Walker:
     def _comprehend(self, node, generators, index, state, frame, ctx, results, complete, used=True):
         if index == len(generators):
             if isinstance(node, ast.DictComp):
-                self.expr(node.key, state, frame, ctx)
-                results.append((None, state.fresh(self.expr(node.value, state, frame, ctx, used))))
+                key = self.expr(node.key, state, frame, ctx)
+                results.append((key, state.fresh(self.expr(node.value, state, frame, ctx, used))))
             else:
                 results.append(state.fresh(self.expr(node.elt, state, frame, ctx, used)))
             return

@@ -73,6 +73,36 @@ CASES = [
     ("import torch\nimport torch.nn as nn\nclass L(nn.Linear):\n"
      "    def forward(self, x):\n        return super().forward(x) * 2\n"
      "y = L(3, 2)(torch.randn(4, 3))\ny\n", "y", dict(shape=(4, 2), requires_grad=True)),
+    # `torch.min(a, b)` of two tensors is their elementwise minimum (PPO's clipped
+    # surrogate), not a reduction giving (values, indices).
+    ("import torch\nw = torch.randn(3, requires_grad=True)\n"
+     "m = torch.min(w * 2, torch.clamp(w, 0.8, 1.2) * 3)\nm\n", "m",
+     dict(shape=(3,), requires_grad=True, grad_fn="MinimumBackward0")),
+    ("import torch\nw = torch.randn(2, 3, requires_grad=True)\nm = w.max(torch.zeros(3))\nm\n", "m",
+     dict(shape=(2, 3), requires_grad=True, grad_fn="MaximumBackward0")),
+    # A loop over a whole slice of a list that is not empty runs at least once (REINFORCE
+    # walks its episode backwards), so the sum it builds is a tensor, never the 0 it began at.
+    ("import torch\nw = torch.ones(2, requires_grad=True)\nsteps = []\ndone = False\n"
+     "while not done:\n    steps.append((w * 2).sum())\n    done = torch.rand(1).item() < 2\n"
+     "total = 0\nfor s in steps[::-1]:\n    total = total + s\ntotal\n", "total",
+     dict(requires_grad=True, is_leaf=False, shape=())),
+    # torch.distributions: a draw never requires grad; log_prob, rsample and entropy
+    # are computed from the parameters.
+    ("import torch\nfrom torch.distributions import Categorical\nlogits = torch.randn(5, 3, requires_grad=True)\n"
+     "a = Categorical(logits=logits).sample()\na\n", "a",
+     dict(requires_grad=False, is_leaf=True, dtype="int64", shape=(5,))),
+    ("import torch\nfrom torch.distributions import Categorical\nlogits = torch.randn(5, 3, requires_grad=True)\n"
+     "dist = Categorical(torch.softmax(logits, -1))\nlp = dist.log_prob(dist.sample())\nlp\n", "lp",
+     dict(requires_grad=True, is_leaf=False, shape=(5,))),
+    ("import torch\nimport torch.distributions as D\nmu = torch.randn(4, 2, requires_grad=True)\n"
+     "n = D.Normal(mu, torch.ones(2))\nx = n.sample((3,))\nx\n", "x",
+     dict(requires_grad=False, dtype="float32", shape=(3, 4, 2))),
+    ("import torch\nimport torch.distributions as D\nmu = torch.randn(4, 2, requires_grad=True)\n"
+     "r = D.normal.Normal(mu, 0.5).rsample()\nr\n", "r",
+     dict(requires_grad=True, is_leaf=False, shape=(4, 2))),
+    ("import torch\nimport torch.distributions as D\nmu = torch.randn(4, 2, requires_grad=True)\n"
+     "h = D.Categorical(logits=mu).entropy()\nh\n", "h",
+     dict(requires_grad=True, is_leaf=False, shape=(4,), grad_fn="NegBackward0")),
 ]
 
 

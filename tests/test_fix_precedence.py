@@ -401,3 +401,29 @@ def test_nonleaf_grad_offers_no_fix_when_the_backward_statement_makes_the_tensor
     code = HOOKED + "model(x).sum().backward()\ngrads = kept['act'].grad\n"
     [finding] = _findings(code, "nonleaf-grad")
     assert finding.fixes == ()
+
+
+# -- double-backward (AG102): a recurrent state carried from one batch to the next -------------
+
+def test_double_backward_fix_detaches_an_lstm_state_after_it_is_bound_again():
+    code = ("import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "lstm, head = nn.LSTM(3, 5, batch_first=True), nn.Linear(5, 1)\n"
+            "opt = torch.optim.SGD(list(lstm.parameters()) + list(head.parameters()), lr=0.1)\n"
+            "hidden = (torch.zeros(1, 2, 5), torch.zeros(1, 2, 5))\n"
+            "for step in range(3):\n"
+            "    x, y = torch.randn(2, 4, 3), torch.randn(2, 4, 1)\n"
+            "    out, hidden = lstm(x, hidden)\n"
+            "    loss = (head(out) - y).pow(2).mean()\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n")
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _run(code)
+    [finding] = _findings(code, "double-backward")
+    assert (finding.line, finding.column) == (9, 26)
+    fixed = _fixed(code, "double-backward")
+    assert "    out, hidden = lstm(x, hidden)\n    hidden = tuple(s.detach() for s in hidden)\n" in fixed
+    assert _run(fixed)["step"] == 2
+    assert not _findings(fixed, "double-backward")

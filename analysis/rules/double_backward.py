@@ -2,10 +2,32 @@
 tensors the first backward freed."""
 from __future__ import annotations
 
+import ast
+
+from autograd_lsp.analysis.facts import TensorFacts, TupleValue
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
 from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node, with_keyword
+from autograd_lsp.analysis.trace import CallEvent
 
 RUNTIME = "Trying to backward through the graph a second time"
+
+
+# A recurrent net whose hidden state goes from one batch to the next.
+_CARRIED = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "rnn, head = nn.GRU(3, 5, batch_first=True), nn.Linear(5, 1)\n"
+    "opt = torch.optim.SGD(list(rnn.parameters()) + list(head.parameters()), lr=0.1)\n"
+    "h = None\n"
+    "for step in range(3):\n"
+    "    x, y = torch.randn(2, 4, 3), torch.randn(2, 4, 1)\n"
+    "    out, h = rnn(x, h)\n"
+    "{cut}"
+    "    loss = (head(out) - y).pow(2).mean()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+)
 
 
 class DoubleBackward(Rule):
@@ -41,6 +63,10 @@ class DoubleBackward(Rule):
                      f"retain_graph=True: this raises RuntimeError: {RUNTIME}",
             "loop": f"`{{name}}` was built before the loop; the first iteration's backward frees "
                     f"its graph, so the second raises RuntimeError: {RUNTIME}",
+            "carried": f"`{{name}}` carries the previous iteration's graph into this one, and that "
+                       f"iteration's backward freed it: the backward below raises RuntimeError: "
+                       f"{RUNTIME}",
+            "fix_detach": "Cut the graph between iterations: {name}",
             "fix_retain": "Keep the graph: retain_graph=True on the earlier backward (memory stays held)",
             "fix_retain_here": "Keep the graph: retain_graph=True (memory stays held; recomputing "
                                "the forward in the loop is usually what you want)",
@@ -50,12 +76,17 @@ class DoubleBackward(Rule):
                      f"这里会抛出 RuntimeError: {RUNTIME}",
             "loop": f"`{{name}}` 在循环之前构建；第一次迭代的 backward 释放了它的图，第二次会抛出 "
                     f"RuntimeError: {RUNTIME}",
+            "carried": f"`{{name}}` 把上一次迭代的计算图带进了这一次，而那次迭代的 backward 已释放了它："
+                       f"下面的 backward 会抛出 RuntimeError: {RUNTIME}",
+            "fix_detach": "在迭代之间切断计算图：{name}",
             "fix_retain": "保留计算图：给前一次 backward 加 retain_graph=True（显存会一直占用）",
             "fix_retain_here": "保留计算图：retain_graph=True（显存会一直占用；通常应在循环内重新前向计算）",
         },
     }
 
     bad = (
+        Example(_CARRIED.format(cut=""), Raises("RuntimeError", RUNTIME), line=8, column=21,
+                fixed=_CARRIED.format(cut="    h = h.detach()\n")),
         Example(
             "import torch\n"
             "x = torch.tensor([1.0], requires_grad=True)\n"
@@ -98,6 +129,7 @@ class DoubleBackward(Rule):
             Raises("RuntimeError", RUNTIME), line=6),
     )
     good = (
+        Example(_CARRIED.format(cut="    h = h.detach()\n")),
         Example(
             "import torch\n"
             "x = torch.tensor(1.0, requires_grad=True)\n"
@@ -168,6 +200,18 @@ class DoubleBackward(Rule):
             from_outside = loop is not None and target.made_in_loop is not loop \
                 and target.made_in_loop not in event.ctx.loops
             earlier = event.freed[freed[0]]
+            carried = None if from_outside else _carried_argument(trace, event, set(freed))
+            if carried is not None:
+                # A hidden state fed back with its graph (`out, h = rnn(x, h)`): the
+                # fix is where it is passed, and retain_graph=True would only reach
+                # further back into graphs the optimizer has since changed.
+                call, node, value = carried
+                detach = _detach_line(call, node, value)
+                fixes = () if detach is None else (
+                    FixSpec(self.text("fix_detach", locale, name=detach),
+                            (Edit("line_after", call.ctx.stmt, detach, call),)),)
+                yield Report(node, self.text("carried", locale, name=source_of(node, call)), fixes, call)
+                continue
             if from_outside and event.method == "backward":
                 fixes = (FixSpec(self.text("fix_retain_here", locale),
                                  (Edit("replace", event.node,
@@ -191,4 +235,49 @@ def _event_of(trace, node):
     for event in trace.calls():
         if event.node is node:
             return event
+    return None
+
+
+def _carried_argument(trace, backward, freed: set):
+    """(call, argument node, value) of the call, in the backward's own loop pass and
+    function run, that was handed a tensor (or a tuple of them: an LSTM's `(h, c)`)
+    from an earlier pass of that loop whose graph holds the freed nodes: the state
+    carried from one iteration into the next."""
+    loop = backward.ctx.loop
+    if loop is None or backward.ctx.loop_pass_of(loop) == 0:
+        return None
+    found = None
+    for event in trace.events:
+        if event is backward:
+            break
+        if not isinstance(event, CallEvent) or event.ctx.calls != backward.ctx.calls \
+                or loop not in event.ctx.loops \
+                or event.ctx.loop_pass_of(loop) != backward.ctx.loop_pass_of(loop) \
+                or any(isinstance(a, ast.Starred) for a in event.node.args):
+            continue
+        for position, value in enumerate(event.args):
+            tensors = value.items if isinstance(value, TupleValue) else (value,)
+            if any(isinstance(t, TensorFacts) and t.made_in_loop is loop and event.ctx.carried_into(loop, t)
+                   and freed & t.saved_nodes for t in tensors):
+                node = event.arg_node(position=position)
+                if node is not None:
+                    found = (event, node, value)
+    return found
+
+
+def _detach_line(call, node, value) -> str | None:
+    """`h = h.detach()` (or the tuple's form) to put after the statement that hands the
+    state on and binds it again; None when that statement does not bind it (the first
+    iteration's state may be None, so the line cannot go before it)."""
+    stmt = call.ctx.stmt
+    bound = {n.id for target in getattr(stmt, "targets", ()) for n in ast.walk(target)
+             if isinstance(n, ast.Name)}
+    if isinstance(node, ast.Name) and node.id in bound:
+        if isinstance(value, TupleValue):
+            return f"{node.id} = tuple(s.detach() for s in {node.id})"
+        return f"{node.id} = {node.id}.detach()"
+    if isinstance(node, ast.Tuple) and node.elts and all(isinstance(e, ast.Name) and e.id in bound
+                                                         for e in node.elts):
+        names = [e.id for e in node.elts]
+        return f"{', '.join(names)} = {', '.join(n + '.detach()' for n in names)}"
     return None

@@ -81,6 +81,16 @@ class InplaceLeaf(Rule):
             "for p in model.parameters():\n"
             "    p -= 0.1 * p.grad\n",
             Raises("RuntimeError", RUNTIME), line=6),
+        # Detection heads given prior biases, one per stride (read from a tensor).
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "heads = nn.ModuleList(nn.Conv2d(c, 6, 1) for c in (4, 8))\n"
+            "strides = torch.tensor([8.0, 16.0])\n"
+            "for head, s in zip(heads, strides):\n"
+            "    b = head.bias.view(2, -1)\n"
+            "    b[:, 0] += 1.0 / s\n",
+            Raises("RuntimeError", RUNTIME_VIEW), line=7),
     )
     good = (
         Example(

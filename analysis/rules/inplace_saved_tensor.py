@@ -12,6 +12,22 @@ from autograd_lsp.analysis.trace import InplaceEvent
 RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"
 
 
+# One optimizer per network, made by a comprehension, stepped in a loop over the names.
+_OPTIMIZER_TABLE = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "G, D = nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))\n"
+    "nets = {{'D': D, 'G': G}}\n"
+    "opts = {{name: torch.optim.SGD(nets[name].parameters(), lr=0.1) for name in ('D', 'G')}}\n"
+    "fake = G(torch.randn(5, 4))\n"
+    "losses = {{'D': D(fake.detach()).mean() - D(torch.randn(5, 4)).mean(), 'G': -D(fake).mean()}}\n"
+    "for name in {order}:\n"
+    "    opts[name].zero_grad()\n"
+    "    losses[name].backward()\n"
+    "    opts[name].step()\n"
+)
+
+
 class InplaceSavedTensor(Rule):
     code = "AG108"
     name = "inplace-saved-tensor"
@@ -115,8 +131,11 @@ class InplaceSavedTensor(Rule):
             "opt.step()\n"
             "y.backward()\n",
             Raises("RuntimeError", RUNTIME), line=7),
+        # D's step changes the weights `-D(fake)` saved before G's loss is backwarded.
+        Example(_OPTIMIZER_TABLE.format(order="('D', 'G')"), Raises("RuntimeError", RUNTIME), line=10),
     )
     good = (
+        Example(_OPTIMIZER_TABLE.format(order="('G', 'D')")),
         # No backward has given w a .grad yet: the step skips it and writes nothing.
         Example(
             "import torch\n"

@@ -29,6 +29,22 @@ _LEGACY_TYPE_MODEL = (
 )
 
 
+# A Gaussian policy scored on its own actions: differentiable only when they are
+# drawn with `rsample()`.
+_GAUSSIAN_POLICY = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "from torch.distributions import Normal\n"
+    "policy = nn.Linear(4, 2)\n"
+    "states = torch.randn(8, 4)\n"
+    "dist = Normal(policy(states), 0.5)\n"
+    "actions = dist.{draw}()\n"
+    "reward = -(actions - 1.0).pow(2).sum(dim=1)\n"
+    "loss = -reward.mean()\n"
+    "loss.backward()\n"
+)
+
+
 class NoGradFn(Rule):
     code = "AG106"
     name = "no-grad-fn"
@@ -66,6 +82,9 @@ class NoGradFn(Rule):
                    "zh": "torch.tensor(...) 创建的是没有历史的新叶子"},
         "never": {"en": "none of the tensors it is computed from requires grad",
                   "zh": "计算它的张量都不需要梯度"},
+        "sample": {"en": "it comes from a distribution's .sample(), which autograd does not go "
+                         "through; .rsample() or .log_prob() does",
+                   "zh": "它来自分布的 .sample()，autograd 不会穿过采样；.rsample() 或 .log_prob() 可以"},
     }
     messages = {
         "en": {"message": f"`{{name}}` does not require grad ({{why}}): backward raises "
@@ -74,6 +93,7 @@ class NoGradFn(Rule):
     }
 
     bad = (
+        Example(_GAUSSIAN_POLICY.format(draw="sample"), Raises("RuntimeError", RUNTIME), line=10),
         # Old code returned `.data` when given a legacy tensor type: an int64 CPU
         # tensor is a `torch.LongTensor`.
         Example(_LEGACY_TYPE_MODEL.format(type="LongTensor"), Raises("RuntimeError", RUNTIME), line=17),
@@ -120,6 +140,7 @@ class NoGradFn(Rule):
             Raises("RuntimeError", RUNTIME), line=7),
     )
     good = (
+        Example(_GAUSSIAN_POLICY.format(draw="rsample")),
         # On the CPU, an int64 tensor is no `torch.cuda.LongTensor`: the graph is kept.
         Example(_LEGACY_TYPE_MODEL.format(type="cuda.LongTensor")),
         Example(

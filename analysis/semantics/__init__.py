@@ -122,7 +122,17 @@ class Call:
         if part is None:
             self._parts = getattr(self, "_parts", 999) + 1
             part = self._parts
-        return self.walker.new_id(self.frame, self.node, (self.salt, part) if self.salt else part)
+        if self.salt:
+            part = (self.salt, part)
+        # One allocation site is one identity on every pass of a loop (so that passes
+        # reach a fixpoint), except in a loop unrolled over a known collection, where
+        # each pass is its own element: `{n: Adam(...) for n in ("D", "G")}` makes two
+        # optimizers, not one overwritten by the next.
+        passes = tuple(p for loop, p in zip(self.ctx.loops, self.ctx.passes) if loop.unrolled) \
+            if self.ctx.loops else ()
+        if passes:
+            part = ("pass", passes, part)
+        return self.walker.new_id(self.frame, self.node, part)
 
 
 def truth(value) -> Tri:
@@ -181,8 +191,9 @@ def find_function(qualname: str):
 
 def _load() -> None:
     # The families register themselves on import.
-    from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data, external,  # noqa: F401
-                                    library_models, nn, optim, tensors)
+    from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data,  # noqa: F401
+                                                 distributions, external, library_models, nn, optim,
+                                                 tensors)
 
 
 _load()

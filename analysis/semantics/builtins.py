@@ -47,6 +47,16 @@ class Iteration:
     elements: list | None            # every element, when the collection is known and finite
     element: object                  # what any element is known to be
     nonempty: Tri = None
+    # How many elements there are, when known though they are not listed (a tensor's rows).
+    count: int | None = None
+
+    def listed(self, count: int):
+        """`count` elements, when they are listed or all alike and at least that many."""
+        if self.elements is not None:
+            return self.elements[:count] if len(self.elements) >= count else None
+        if self.count is not None and self.count >= count:
+            return [self.element] * count
+        return None
 
 
 def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
@@ -67,7 +77,7 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
         first = shape[0] if shape else None
         element = tensors.element(call, value)
         count = first if isinstance(first, int) else None
-        return Iteration(None, element, None if count is None else count > 0)
+        return Iteration(None, element, None if count is None else count > 0, count)
     if isinstance(value, StrValue):
         return Iteration(None, StrValue(), None)
     if isinstance(value, ObjectRef):
@@ -258,10 +268,14 @@ def _zip(call: Call):
     if call.starred:
         return containers.new_list(call, None)
     inners = [iterate(call, a) for a in call.args]
-    if inners and all(i.elements is not None for i in inners):
-        count = min(len(i.elements) for i in inners)
-        return containers.new_list(call, [TupleValue(tuple(i.elements[k] for i in inners))
-                                          for k in range(count)])
+    listed = [i.elements for i in inners if i.elements is not None]
+    if inners and listed:
+        # Pairs are known when some arguments list their elements and the others have
+        # at least as many, all alike (`zip(self.heads, strides_tensor)`).
+        count = min(len(e) for e in listed)
+        columns = [i.listed(count) for i in inners]
+        if all(c is not None for c in columns):
+            return containers.new_list(call, [TupleValue(tuple(c[k] for c in columns)) for k in range(count)])
     nonempty = True if inners and all(i.nonempty for i in inners) else None
     return containers.new_list(call, None, item=TupleValue(tuple(i.element for i in inners)),
                                nonempty=nonempty)

@@ -102,7 +102,8 @@ def _key_value(key):
     return UNKNOWN
 
 
-def _key(index):
+def key_of(index):
+    """A dict key or list index as a Python value, when known."""
     if isinstance(index, StrValue) and index.value is not None:
         return index.value
     if isinstance(index, NumberValue) and index.kind in ("int", "bool") and index.value is not None:
@@ -122,7 +123,7 @@ def getitem(walker, state, base, index, node, frame, ctx):
                 return TupleValue(tuple(chosen))
             return new_list(walker.call_for(node, state, frame, ctx), chosen)
     if isinstance(base, TupleValue):
-        key = _key(index)
+        key = key_of(index)
         if isinstance(key, int) and -len(base.items) <= key < len(base.items):
             return state.fresh(base.items[key])
         if isinstance(key, int):
@@ -133,16 +134,19 @@ def getitem(walker, state, base, index, node, frame, ctx):
     if isinstance(base, ObjectRef):
         if base.kind == "list":
             items = known_items(state, base)
-            key = _key(index)
+            key = key_of(index)
             if items is not None and isinstance(key, int) and -len(items) <= key < len(items):
                 return state.fresh(items[key])
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
-                # a slice of a list is a list of the same items
-                return new_list(walker.call_for(node, state, frame, ctx), None, item=item_of(state, base))
+                # a slice of a list is a list of the same items; `[::-1]`, `[:]` keep them all
+                whole = isinstance(index, SliceValue) and index.lower in (None, NONE) \
+                    and index.upper in (None, NONE)
+                return new_list(walker.call_for(node, state, frame, ctx), None, item=item_of(state, base),
+                                nonempty=state.attrs(base).get("nonempty") if whole else None)
             return item_of(state, base)
         if base.kind == "dict":
             entries = entries_of(state, base)
-            key = _key(index)
+            key = key_of(index)
             if entries is not None and key is not None:
                 return state.fresh(entries.get(key, UNKNOWN))
             return item_of(state, base)
@@ -159,7 +163,7 @@ def getitem(walker, state, base, index, node, frame, ctx):
 
 def setitem(state, ref: ObjectRef, index, value) -> None:
     attrs = state.attrs(ref)
-    key = _key(index)
+    key = key_of(index)
     if ref.kind == "list":
         items = attrs.get("items")
         if items is not None and isinstance(key, int) and -len(items) <= key < len(items):
@@ -345,7 +349,7 @@ def _keys(call: Call):
 def _get(call: Call):
     state = call.state
     entries = entries_of(state, call.receiver)
-    key = _key(call.arg(0))
+    key = key_of(call.arg(0))
     default = call.arg(1, None, NONE)
     if call.method == "pop":
         attrs = state.attrs(call.receiver)
@@ -364,7 +368,7 @@ def _get(call: Call):
 def _setdefault(call: Call):
     state = call.state
     entries = entries_of(state, call.receiver)
-    key = _key(call.arg(0))
+    key = key_of(call.arg(0))
     if entries is not None and key is not None and key in entries:
         return state.fresh(entries[key])
     setitem(state, call.receiver, call.arg(0), call.arg(1, None, NONE))

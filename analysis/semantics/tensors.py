@@ -176,6 +176,11 @@ def reduction(call: Call, op: str, t: TensorFacts, args: list, kwargs: dict):
     """`t.sum()`, `t.max(1)`, `t.argmax()`...: a 0-dim tensor without a dim; with
     one, the dim dropped (or kept), and a (values, indices) pair for max/min/median."""
     dim_value = args[0] if args else kwargs.get("dim")
+    other = kwargs.get("other", dim_value)
+    if op in ("max", "min") and isinstance(other, TensorFacts):
+        # `torch.min(a, b)`: the elementwise minimum of two tensors, not a reduction
+        return derived(call, f"{op}imum", [t, other], shape=shapes.broadcast(t.shape, other.shape),
+                       dtype=t.dtype, grad_fn=f"{op.capitalize()}imumBackward0")
     has_dim = dim_value is not None and not (isinstance(dim_value, type(NONE)))
     if op == "norm":
         # norm(p, dim): the first argument is the order
@@ -1401,7 +1406,7 @@ _register_torch_families()
 
 # Why a result needs no grad, when its inputs give several reasons: the one a user
 # can act on first (a gradient taken without create_graph, a no_grad block...).
-_REASONS = ("grad_result", "no_grad", "inference_mode", "detach", "data", "rewrap")
+_REASONS = ("grad_result", "no_grad", "inference_mode", "detach", "data", "rewrap", "sample")
 
 
 def _main_reason(reasons: set) -> str:
