@@ -86,6 +86,25 @@ CASES = [
      "while not done:\n    steps.append((w * 2).sum())\n    done = torch.rand(1).item() < 2\n"
      "total = 0\nfor s in steps[::-1]:\n    total = total + s\ntotal\n", "total",
      dict(requires_grad=True, is_leaf=False, shape=())),
+    # Pooling, adaptive pooling and transposed convolutions follow torch's formulas;
+    # split and chunk give one piece per slice.
+    ("import torch\nimport torch.nn as nn\nx = torch.randn(4, 8, 16, 16)\n"
+     "y = nn.MaxPool2d(3, stride=2, padding=1)(x)\ny\n", "y", dict(shape=(4, 8, 8, 8))),
+    ("import torch\nimport torch.nn as nn\nx = torch.randn(4, 8, 16, 16)\n"
+     "y = nn.AdaptiveAvgPool2d((None, 4))(nn.AvgPool2d(2)(x))\ny\n", "y", dict(shape=(4, 8, 8, 4))),
+    ("import torch\nimport torch.nn.functional as F\nx = torch.randn(2, 3, 9, 9)\n"
+     "y = -F.max_pool2d(-x, 3, stride=1, padding=1)\ny\n", "y", dict(shape=(2, 3, 9, 9))),
+    ("import torch\nimport torch.nn as nn\nx = torch.randn(2, 8, 5, 7)\n"
+     "y = nn.ConvTranspose2d(8, 4, 3, stride=2, padding=1, output_padding=1)(x)\ny\n", "y",
+     dict(shape=(2, 4, 10, 14), requires_grad=True)),
+    ("import torch\nx = torch.randn(10, 3)\na, b, c = x.split(4)\nc\n", "c", dict(shape=(2, 3))),
+    ("import torch\nx = torch.randn(3, 10)\nparts = torch.chunk(x, 3, dim=1)\nlast = parts[-1]\nlast\n",
+     "last", dict(shape=(3, 2))),
+    # A rollout: the list starts with a state that does not require grad, then holds the
+    # cell's outputs; its stack requires grad.
+    ("import torch\nimport torch.nn as nn\ncell = nn.Linear(3, 3)\nstates = [torch.randn(4, 3)]\n"
+     "for _ in range(5):\n    states.append(cell(states[-1]))\npred = torch.stack(states, 1)\npred\n", "pred",
+     dict(requires_grad=True, is_leaf=False, grad_fn="StackBackward0")),
     # torch.distributions: a draw never requires grad; log_prob, rsample and entropy
     # are computed from the parameters.
     ("import torch\nfrom torch.distributions import Categorical\nlogits = torch.randn(5, 3, requires_grad=True)\n"

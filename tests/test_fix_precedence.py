@@ -422,7 +422,8 @@ def test_double_backward_fix_detaches_an_lstm_state_after_it_is_bound_again():
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         _run(code)
     [finding] = _findings(code, "double-backward")
-    assert (finding.line, finding.column) == (9, 26)
+    assert (finding.line, finding.column) == (12, 4)
+    assert finding.message.startswith("`hidden` is passed back in with the previous iteration's graph")
     fixed = _fixed(code, "double-backward")
     assert "    out, hidden = lstm(x, hidden)\n    hidden = tuple(s.detach() for s in hidden)\n" in fixed
     assert _run(fixed)["step"] == 2

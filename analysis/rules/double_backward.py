@@ -63,9 +63,8 @@ class DoubleBackward(Rule):
                      f"retain_graph=True: this raises RuntimeError: {RUNTIME}",
             "loop": f"`{{name}}` was built before the loop; the first iteration's backward frees "
                     f"its graph, so the second raises RuntimeError: {RUNTIME}",
-            "carried": f"`{{name}}` carries the previous iteration's graph into this one, and that "
-                       f"iteration's backward freed it: the backward below raises RuntimeError: "
-                       f"{RUNTIME}",
+            "carried": f"`{{name}}` is passed back in with the previous iteration's graph, which "
+                       f"that iteration's backward freed: this raises RuntimeError: {RUNTIME}",
             "fix_detach": "Cut the graph between iterations: {name}",
             "fix_retain": "Keep the graph: retain_graph=True on the earlier backward (memory stays held)",
             "fix_retain_here": "Keep the graph: retain_graph=True (memory stays held; recomputing "
@@ -76,8 +75,8 @@ class DoubleBackward(Rule):
                      f"这里会抛出 RuntimeError: {RUNTIME}",
             "loop": f"`{{name}}` 在循环之前构建；第一次迭代的 backward 释放了它的图，第二次会抛出 "
                     f"RuntimeError: {RUNTIME}",
-            "carried": f"`{{name}}` 把上一次迭代的计算图带进了这一次，而那次迭代的 backward 已释放了它："
-                       f"下面的 backward 会抛出 RuntimeError: {RUNTIME}",
+            "carried": f"`{{name}}` 带着上一次迭代的计算图被传回，而那次迭代的 backward 已释放了它："
+                       f"这里会抛出 RuntimeError: {RUNTIME}",
             "fix_detach": "在迭代之间切断计算图：{name}",
             "fix_retain": "保留计算图：给前一次 backward 加 retain_graph=True（显存会一直占用）",
             "fix_retain_here": "保留计算图：retain_graph=True（显存会一直占用；通常应在循环内重新前向计算）",
@@ -85,7 +84,7 @@ class DoubleBackward(Rule):
     }
 
     bad = (
-        Example(_CARRIED.format(cut=""), Raises("RuntimeError", RUNTIME), line=8, column=21,
+        Example(_CARRIED.format(cut=""), Raises("RuntimeError", RUNTIME), line=11, column=5,
                 fixed=_CARRIED.format(cut="    h = h.detach()\n")),
         Example(
             "import torch\n"
@@ -203,14 +202,15 @@ class DoubleBackward(Rule):
             carried = None if from_outside else _carried_argument(trace, event, set(freed))
             if carried is not None:
                 # A hidden state fed back with its graph (`out, h = rnn(x, h)`): the
-                # fix is where it is passed, and retain_graph=True would only reach
-                # further back into graphs the optimizer has since changed.
+                # backward raises, the fix is where the state is passed on, and
+                # retain_graph=True would only reach further back into graphs the
+                # optimizer has since changed.
                 call, node, value = carried
                 detach = _detach_line(call, node, value)
                 fixes = () if detach is None else (
                     FixSpec(self.text("fix_detach", locale, name=detach),
                             (Edit("line_after", call.ctx.stmt, detach, call),)),)
-                yield Report(node, self.text("carried", locale, name=source_of(node, call)), fixes, call)
+                yield Report(event.node, self.text("carried", locale, name=source_of(node, call)), fixes, event)
                 continue
             if from_outside and event.method == "backward":
                 fixes = (FixSpec(self.text("fix_retain_here", locale),

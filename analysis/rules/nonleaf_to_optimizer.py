@@ -56,6 +56,17 @@ class NonleafToOptimizer(Rule):
             "scale = torch.ones(4, requires_grad=True) * 0.01\n"
             "opt = torch.optim.Adam([scale], lr=1e-3)\n",
             Raises("ValueError", RUNTIME), line=3),
+        # In a parameter group of its own, beside a module's parameters.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "net = nn.Linear(3, 1)\n"
+            "temperature = torch.ones(1, requires_grad=True).double()\n"
+            "opt = torch.optim.Adam([\n"
+            "    {'params': net.parameters(), 'lr': 1e-3},\n"
+            "    {'params': temperature, 'lr': 0.1},\n"
+            "])\n",
+            Raises("ValueError", RUNTIME), line=7, column=16),
     )
     good = (
         Example(
@@ -96,15 +107,31 @@ class NonleafToOptimizer(Rule):
             fixes = (FixSpec(self.text("fix", locale, code=rewritten),
                              (Edit("replace", origin, rewritten, made),)),)
         arg = event.arg_node("params", 0)
-        name = _element_named(arg, value, by_node) or (source_of(arg, event) if arg is not None else "params")
-        return Report(event.node, self.text("message", locale, name=name, op=op), fixes, event)
+        element = _element_of(arg)
+        name = code_of(element) if element is not None else source_of(arg, event) if arg is not None else "params"
+        return Report(element if element is not None else event.node,
+                      self.text("message", locale, name=name, op=op), fixes, event)
 
 
-def _element_named(arg, value, by_node) -> str | None:
-    """The element of a literal list of parameters that holds `value`."""
-    if isinstance(arg, (ast.List, ast.Tuple)) and len(arg.elts) == 1:
-        return code_of(arg.elts[0])
-    return None
+def _element_of(arg):
+    """The element of a literal list of parameters (or of its groups' "params") that
+    holds the tensor: the only one, or the only one that is no module's `.parameters()`."""
+    if not isinstance(arg, (ast.List, ast.Tuple)):
+        return None
+    elements = []
+    for item in arg.elts:
+        if isinstance(item, ast.Dict):
+            item = next((v for k, v in zip(item.keys, item.values)
+                         if isinstance(k, ast.Constant) and k.value == "params"), None)
+        if item is None or isinstance(item, ast.Starred):
+            return None
+        elements.append(item)
+    if len(elements) == 1:
+        return elements[0]
+    tensors = [e for e in elements if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                              and n.func.attr in ("parameters", "named_parameters")
+                                              for n in ast.walk(e))]
+    return tensors[0] if len(tensors) == 1 else None
 
 
 _CONVERSIONS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16"}

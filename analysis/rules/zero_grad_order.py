@@ -9,6 +9,24 @@ from autograd_lsp.analysis.rulekit import sole_statement, source_of
 from autograd_lsp.analysis.trace import CallEvent, is_backward
 
 
+# Gradient accumulation: the branch that steps every `accum` batches clears the
+# gradients either just before the step (they are lost) or just after it.
+_ACCUMULATION = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "model = nn.Linear(3, 1)\n"
+    "before = model.weight.detach().clone()\n"
+    "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "accum = 2\n"
+    "for i in range(6):\n"
+    "    loss = model(torch.randn(4, 3)).pow(2).mean() / accum\n"
+    "    loss.backward()\n"
+    "    if (i + 1) % accum == 0:\n"
+    "{clear_and_step}"
+)
+
+
 class ZeroGradOrder(Rule):
     code = "AG202"
     name = "zero-grad-order"
@@ -39,10 +57,12 @@ class ZeroGradOrder(Rule):
                "early": "`{step}` runs after `{zero}` and before this iteration's backward(): "
                         "it steps on cleared gradients",
                "fix_between": "Move {zero} before the backward",
+               "fix_after_step": "Move {zero} after {step}",
                "fix_early": "Move {step} after the backward"},
         "zh": {"between": "`{zero}` 在 backward() 之后、`{step}` 之前执行：step 看到的是已清空的梯度，参数不会更新",
                "early": "`{step}` 在 `{zero}` 之后、本次迭代的 backward() 之前执行：它用的是已清空的梯度",
                "fix_between": "把 {zero} 移到 backward 之前",
+               "fix_after_step": "把 {zero} 移到 {step} 之后",
                "fix_early": "把 {step} 移到 backward 之后"},
     }
 
@@ -61,6 +81,10 @@ class ZeroGradOrder(Rule):
             "    optimizer.zero_grad()\n"
             "    optimizer.step()\n",
             Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=11),
+        Example(_ACCUMULATION.format(clear_and_step="        optimizer.zero_grad()\n        optimizer.step()\n"),
+                Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=12,
+                fixed=_ACCUMULATION.format(clear_and_step="        optimizer.step()\n"
+                                                          "        optimizer.zero_grad()\n")),
         Example(
             "import torch\n"
             "from torch import nn\n"
@@ -97,6 +121,7 @@ class ZeroGradOrder(Rule):
             Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=9),
     )
     good = (
+        Example(_ACCUMULATION.format(clear_and_step="        optimizer.step()\n        optimizer.zero_grad()\n")),
         # A delayed step: each iteration steps on the previous one's gradients, then
         # clears them before its own backward.
         Example(
@@ -167,8 +192,21 @@ class ZeroGradOrder(Rule):
             yield from self._check_sequence(steady, locale)
             if loop is not None:
                 yield from self._check_wrapped(steady, locale)
+        # A `zero_grad()` and a `step()` in one branch (`if (i + 1) % accum == 0:`): when
+        # the branch runs, both do, after what runs every time. A loop unrolled over a
+        # known list may take the branch on a later pass only: each pass is a sequence.
+        runs: dict = {}
+        for event in trace.calls():
+            loop = event.ctx.loop
+            runs.setdefault((event.ctx.calls if loop is None else (), loop, event.ctx.passes), []).append(event)
+        for (_, loop, _), events in runs.items():
+            for blocks in dict.fromkeys(e.ctx.blocks for e in events if e.method == "zero_grad"
+                                        and not _unconditional(e, loop)):
+                yield from self._check_sequence(
+                    [e for e in events if e.ctx.blocks == blocks or (
+                        _unconditional(e, loop) and _encloses(e.ctx.blocks, blocks))], locale, branch=True)
 
-    def _check_sequence(self, events, locale):
+    def _check_sequence(self, events, locale, branch: bool = False):
         for i, zero in enumerate(events):
             if zero.method != "zero_grad" or zero.node.args or "cleared" not in zero.extra:
                 continue
@@ -181,7 +219,15 @@ class ZeroGradOrder(Rule):
                 before = [e for e in events[:i] if is_backward(e)]
                 after = [e for e in events[j + 1:] if is_backward(e)]
                 names = dict(zero=source_of(zero.node, zero), step=source_of(step.node, step))
-                if before:
+                if before and branch:
+                    # Clearing before the backward would undo the accumulation the branch
+                    # waits for: clear after the step instead.
+                    fix = FixSpec(self.text("fix_after_step", locale, **names),
+                                  (Edit("delete_line", zero.ctx.stmt, "", zero),
+                                   Edit("line_after", step.ctx.stmt, names["zero"], step)), safe=False)
+                    own = sole_statement(zero) is not None and step.ctx.stmt is not None
+                    yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
+                elif before:
                     fix = FixSpec(self.text("fix_between", locale, **names),
                                   (Edit("delete_line", zero.ctx.stmt, "", zero),
                                    Edit("line_before", before[-1].ctx.stmt, names["zero"], before[-1])),
@@ -227,6 +273,11 @@ def _unconditional(event: CallEvent, loop) -> bool:
     if loop is not None:
         return event.ctx.always_runs_in(loop)
     return not any(isinstance(b, (ast.If, ast.Try, ast.For, ast.While)) for b in event.ctx.blocks)
+
+
+def _encloses(outer: tuple, inner: tuple) -> bool:
+    """Whether code in the blocks `outer` runs around (before or after) code in `inner`."""
+    return inner[:len(outer)] == outer
 
 
 def _same_parameters(zero: CallEvent, step: CallEvent) -> bool:

@@ -1,8 +1,11 @@
 """Lists and dicts: objects in the heap whose items are followed.
 
-A list's heap entry holds `items` (a tuple, when every item is known) and
-`item` (what any item is known to be); a dict's holds `entries` (key -> value,
-when every key is a known string or number) and `value`. Whatever the analysis
+A list's heap entry holds `items` (a tuple, when every item is known), `item`
+(what any item is known to be) and `grad_item` (a tensor that requires grad and is
+known to be one of the items: `states.append(cell(states[-1]))` in a loop makes a
+list whose `item` may be the first state, which does not require grad, while its
+stack does); a dict's holds `entries` (key -> value, when every key is a known
+string or number) and `value`. Whatever the analysis
 cannot follow (an unknown call handed the list, an unknown key) forgets the
 items, and the joined `item` stays.
 """
@@ -171,7 +174,8 @@ def setitem(state, ref: ObjectRef, index, value) -> None:
             items[key] = value
             state.set_attrs(ref, {"items": tuple(items), "item": join_all(items)})
         else:
-            state.set_attrs(ref, {"items": None, "item": join(attrs.get("item", UNKNOWN), value)})
+            state.set_attrs(ref, {"items": None, "item": join(attrs.get("item", UNKNOWN), value),
+                                  "grad_item": None})
     else:
         entries = attrs.get("entries")
         if entries is not None and key is not None:
@@ -187,7 +191,7 @@ def setitem(state, ref: ObjectRef, index, value) -> None:
 def forget(state, ref: ObjectRef) -> None:
     """Someone we cannot see may have changed the items."""
     if ref.kind == "list":
-        state.set_attrs(ref, {"items": None, "item": UNKNOWN, "nonempty": None})
+        state.set_attrs(ref, {"items": None, "item": UNKNOWN, "nonempty": None, "grad_item": None})
     else:
         state.set_attrs(ref, {"entries": None, "value": UNKNOWN, "nonempty": None})
 
@@ -246,7 +250,7 @@ def _append(call: Call):
     first = not attrs.get("nonempty") and items == ()
     state.set_attrs(ref, {"items": None if items is None else items + (value,),
                           "item": value if first else join(attrs.get("item", UNKNOWN), value),
-                          "nonempty": True})
+                          "nonempty": True, "grad_item": _grad_item(state, ref, value)})
     call.walker.emit(store_event(state, call.node, call.ctx, ref, value))
     return NONE
 
@@ -257,7 +261,7 @@ def _insert(call: Call):
     state = call.state
     attrs = state.attrs(call.receiver)
     state.set_attrs(call.receiver, {"items": None, "item": join(attrs.get("item", UNKNOWN), value),
-                                    "nonempty": True})
+                                    "nonempty": True, "grad_item": _grad_item(state, call.receiver, value)})
     call.walker.emit(store_event(state, call.node, call.ctx, call.receiver, value))
     return NONE
 
@@ -286,13 +290,14 @@ def _pop(call: Call):
     state = call.state
     item = item_of(state, call.receiver)
     attrs = state.attrs(call.receiver)
-    state.set_attrs(call.receiver, {"items": None, "nonempty": None, "item": attrs.get("item", UNKNOWN)})
+    state.set_attrs(call.receiver, {"items": None, "nonempty": None, "item": attrs.get("item", UNKNOWN),
+                                    "grad_item": None})
     return item
 
 
 @method("list", "clear")
 def _clear(call: Call):
-    call.state.set_attrs(call.receiver, {"items": (), "item": UNKNOWN, "nonempty": False})
+    call.state.set_attrs(call.receiver, {"items": (), "item": UNKNOWN, "nonempty": False, "grad_item": None})
     return NONE
 
 
@@ -316,7 +321,23 @@ def _reorder(call: Call):
 def forget_order(state, ref: ObjectRef) -> None:
     """The list's items are no longer known by position (what any item is stays)."""
     attrs = state.attrs(ref)
-    state.set_attrs(ref, {"items": None, "item": attrs.get("item", UNKNOWN)})
+    state.set_attrs(ref, {"items": None, "item": attrs.get("item", UNKNOWN), "grad_item": None})
+
+
+def _grad_item(state, ref: ObjectRef, added):
+    """The list's `grad_item` once `added` is one of its items."""
+    added = state.fresh(added)
+    if isinstance(added, TensorFacts) and added.requires_grad is True:
+        return added
+    return state.attrs(ref).get("grad_item")
+
+
+def grad_item(state, ref) -> TensorFacts | None:
+    """A tensor that requires grad and is one of the list's items, if one is known."""
+    if not isinstance(ref, ObjectRef) or ref.kind != "list":
+        return None
+    found = state.attrs(ref).get("grad_item")
+    return state.fresh(found) if isinstance(found, TensorFacts) else None
 
 
 @method("dict", "items")

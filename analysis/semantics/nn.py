@@ -12,8 +12,8 @@ input when the layer needs it for its backward.
 from __future__ import annotations
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, ModuleChoice, NumberValue, ObjectRef,
-                            StrValue, TensorFacts, TorchName, TupleValue, Unknown, dtype_kind, replace)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, ModuleChoice, NoneValue, NumberValue,
+                            ObjectRef, StrValue, TensorFacts, TorchName, TupleValue, Unknown, dtype_kind, replace)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method, shapes, truth
 from autograd_lsp.analysis.semantics import tensors as t_ops
 from autograd_lsp.analysis.trace import InplaceEvent
@@ -88,7 +88,8 @@ def make_layer(call: Call):
         attrs["inplace"] = NumberValue("bool", flag)
     for key in ("batch_first", "bidirectional", "num_layers", "hidden_size", "out_features",
                 "embedding_dim", "out_channels", "in_features", "start_dim", "end_dim",
-                "kernel_size", "stride", "padding", "dilation"):
+                "kernel_size", "stride", "padding", "dilation", "output_padding", "output_size",
+                "ceil_mode", "return_indices"):
         if key in values:
             attrs[key] = values[key]
     templates = api.NN_PARAM_SHAPES.get(name)
@@ -477,10 +478,71 @@ def output_shape(name: str, attrs: dict, shape):
         spatial = len(shape) - 2
         return (shape[0], value("out_channels")) + tuple(
             _conv_size(shape[2 + i], i, spatial, attrs) for i in range(spatial))
+    spatial = _POOLS.get(name) or _TRANSPOSED.get(name)
+    if spatial and len(shape) >= spatial + 1 and not truth(attrs.get("ceil_mode")) \
+            and not truth(attrs.get("return_indices")):
+        keep = shape[:-spatial]
+        if name in _TRANSPOSED:
+            return (shape[0], value("out_channels")) + tuple(
+                _transposed_size(shape[-spatial + i], i, spatial, attrs) for i in range(spatial)) \
+                if len(shape) == spatial + 2 else None
+        # Pooling: the convolution's formula, with the stride the kernel size unless given.
+        settings = dict(attrs)
+        if settings.get("stride") is None or isinstance(settings.get("stride"), NoneValue):
+            settings["stride"] = attrs.get("kernel_size")
+        return keep + tuple(_conv_size(shape[-spatial + i], i, spatial, settings) for i in range(spatial))
+    spatial = _ADAPTIVE.get(name)
+    if spatial and len(shape) >= spatial + 1 and not truth(attrs.get("return_indices")):
+        sizes = _per_dim(attrs.get("output_size"), spatial)
+        if sizes is None:
+            return None
+        return shape[:-spatial] + tuple(shape[-spatial + i] if isinstance(size, NoneValue)
+                                        else size.value if isinstance(size, NumberValue) else None
+                                        for i, size in enumerate(sizes))
     if name == "Flatten":
         start, end = value("start_dim"), value("end_dim")
         return shapes.flatten(shape, 1 if start is None else start, -1 if end is None else end)
     return None
+
+
+# functional pooling -> (the layer whose shape it has, its arguments after the input)
+_FUNCTIONAL_POOLS = {
+    "max_pool2d": ("MaxPool2d", ("kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices")),
+    "avg_pool2d": ("AvgPool2d", ("kernel_size", "stride", "padding", "ceil_mode")),
+    "adaptive_avg_pool2d": ("AdaptiveAvgPool2d", ("output_size",)),
+}
+_POOLS = {"MaxPool1d": 1, "MaxPool2d": 2, "MaxPool3d": 3, "AvgPool1d": 1, "AvgPool2d": 2, "AvgPool3d": 3}
+_ADAPTIVE = {"AdaptiveAvgPool1d": 1, "AdaptiveAvgPool2d": 2, "AdaptiveAvgPool3d": 3,
+             "AdaptiveMaxPool1d": 1, "AdaptiveMaxPool2d": 2, "AdaptiveMaxPool3d": 3}
+_TRANSPOSED = {"ConvTranspose1d": 1, "ConvTranspose2d": 2, "ConvTranspose3d": 3}
+
+
+def _per_dim(value, spatial: int):
+    """An int or a tuple of sizes (None: keep the input's) as one value per dim."""
+    if isinstance(value, TupleValue):
+        return value.items if len(value.items) == spatial else None
+    if isinstance(value, NumberValue) and type(value.value) is int:
+        return (value,) * spatial
+    return None
+
+
+def _transposed_size(size, index: int, spatial: int, attrs: dict):
+    """One spatial size of a transposed convolution's output (torch's formula)."""
+    def setting(key, default):
+        value = attrs.get(key)
+        if value is None:
+            return default
+        items = _per_dim(value, spatial)
+        value = items[index] if items is not None else None
+        return value.value if isinstance(value, NumberValue) and type(value.value) is int else None
+
+    kernel, stride = setting("kernel_size", None), setting("stride", 1)
+    padding, dilation = setting("padding", 0), setting("dilation", 1)
+    extra = setting("output_padding", 0)
+    if not all(isinstance(v, int) for v in (size, kernel, stride, padding, dilation, extra)):
+        return None
+    out = (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + extra + 1
+    return out if out > 0 else None
 
 
 def _conv_size(size, index: int, spatial: int, attrs: dict):
@@ -913,6 +975,12 @@ def _functional_other(call: Call):
     if name in ("normalize", "layer_norm", "batch_norm", "group_norm", "gumbel_softmax") \
             and isinstance(x, TensorFacts):
         shape = x.shape
+    pooled = _FUNCTIONAL_POOLS.get(name)
+    if pooled is not None and isinstance(x, TensorFacts) and not call.starred:
+        # The layer's formula, with the arguments in the layer's order.
+        layer, keys = pooled
+        attrs = {key: call.arg(i + 1, key) for i, key in enumerate(keys) if call.given(i + 1, key)}
+        shape = output_shape(layer, attrs, x.shape)
     if name == "embedding":
         w = call.arg(1, "weight")
         if isinstance(x, TensorFacts) and isinstance(w, TensorFacts) and x.shape is not None \

@@ -800,9 +800,12 @@ def _matmul(call: Call):
 def _cat(call: Call):
     from autograd_lsp.analysis.semantics.builtins import iterate
     name = call.qualname.rsplit(".", 1)[-1]
+    from autograd_lsp.analysis.semantics import containers
     inner = iterate(call, call.arg(0, "tensors"))
     items = inner.elements if inner.elements is not None else [inner.element]
     items = [call.state.fresh(i) for i in items]
+    # One item is known to require grad, so the result does.
+    witness = containers.grad_item(call.state, call.arg(0, "tensors")) if inner.elements is None else None
     tensors = [i for i in items if isinstance(i, TensorFacts)]
     if not tensors:
         return UNKNOWN
@@ -819,7 +822,8 @@ def _cat(call: Call):
         shape = _shape_of_unknown_count(name, tensors, dim) if inner.elements is None else None
     dtype = _float_of(tensors)
     grad_fn = "StackBackward0" if name == "stack" else "CatBackward0"
-    return derived(call, name, items, shape=shape, dtype=dtype, grad_fn=grad_fn, saves=False)
+    return derived(call, name, items + ([witness] if witness is not None else []), shape=shape, dtype=dtype,
+                   grad_fn=grad_fn, saves=False)
 
 
 def _shape_of_unknown_count(name: str, tensors: list, dim) -> tuple | None:
@@ -1318,6 +1322,11 @@ def _pieces(call: Call):
     t = call.receiver
     count = call.number(0, "chunks") if call.method == "chunk" else None
     piece = derived(call, call.method, [t], shape=None, dtype=t.dtype)
+    sizes = _piece_sizes(call, t) if call.method in ("chunk", "split") else None
+    if sizes is not None and isinstance(piece, TensorFacts):
+        dim = sizes[0]
+        return TupleValue(tuple(replace(piece, shape=t.shape[:dim] + (size,) + t.shape[dim + 1:])
+                                for size in sizes[1]))
     if isinstance(count, int) and 0 < count <= 16:
         return TupleValue(tuple(piece for _ in range(count)))
     if call.method == "unbind" and t.shape:
@@ -1331,6 +1340,37 @@ def _pieces(call: Call):
                                         else piece for _ in range(size)))
     from autograd_lsp.analysis.semantics import containers
     return containers.new_list(call, None, item=piece)
+
+
+def _piece_sizes(call: Call, t: TensorFacts):
+    """(dim, sizes along it) of `t.split(n_or_sizes, dim)` / `t.chunk(k, dim)`, when the
+    size of that dim and the argument are known (and the pieces few)."""
+    if not t.shape:
+        return None
+    dim = call.number(1, "dim", 0)
+    if not isinstance(dim, int) or not -len(t.shape) <= dim < len(t.shape):
+        return None
+    dim %= len(t.shape)
+    length = t.shape[dim]
+    if not isinstance(length, int):
+        return None
+    if call.method == "split":
+        given = call.arg(0, "split_size_or_sections")
+        if isinstance(given, (TupleValue, ObjectRef)):
+            items = given.items if isinstance(given, TupleValue) else None
+            if items is None:
+                from autograd_lsp.analysis.semantics import containers
+                items = containers.known_items(call.state, given)
+            sizes = [i.value for i in items or () if isinstance(i, NumberValue) and isinstance(i.value, int)]
+            return (dim, tuple(sizes)) if items and len(sizes) == len(items) and sum(sizes) == length \
+                and len(sizes) <= 16 else None
+        step = call.number(0, "split_size_or_sections")
+    else:
+        chunks = call.number(0, "chunks")
+        step = -(-length // chunks) if isinstance(chunks, int) and chunks > 0 else None
+    if not isinstance(step, int) or step <= 0 or length == 0 or -(-length // step) > 16:
+        return None
+    return dim, tuple([step] * (length // step) + ([length % step] if length % step else []))
 
 
 @tensor_method("softmax", "log_softmax", "cumsum", "cumprod", "logcumsumexp", "softmin")
