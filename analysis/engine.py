@@ -163,6 +163,8 @@ class Analyzer:
         # reused while what they read is unchanged.
         self._module_cache: _ModuleRun | None = None
         self._alone_cache: dict = {}
+        # Which functions may matter, as the last analysis found (see Relevance).
+        self._relevance: Relevance | None = None
         # Functions no call reached and in which no rule can find anything are not run
         # on their own (see analysis/relevance.py) unless `run_everything`; a hover
         # inside one runs it then, for its facts only.
@@ -232,7 +234,8 @@ class Analyzer:
                     self._check_stop()
                     key = (function, owner, locale, _globals_digest(function, part, state, owner, digests))
                     if relevance is None:
-                        relevance = Relevance(parts, self._project_imports(parts, path))
+                        relevance = Relevance(parts, self._project_imports(parts, path), self._relevance)
+                        self._relevance = relevance
                     if relevance.may_matter(function.node, owner.node if owner else None):
                         sharing += 1
                     elif not self.run_everything:

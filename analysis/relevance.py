@@ -44,15 +44,24 @@ _FORWARDS = "forwards"
 
 
 class Relevance:
-    """`may_matter(function_node)` for the definitions of one module's chunks."""
+    """`may_matter(function_node)` for the definitions of one module's chunks.
 
-    def __init__(self, parts, imported_from_project=frozenset()):
+    Which definitions may matter depends only on each one's kind, name and summary
+    and on what module-level code binds: `previous`, the Relevance of the document's
+    last version, gives its answer again when all of those are the same (an edit
+    that leaves every call and mark as it was, the usual keystroke), without
+    following the calls once more."""
+
+    def __init__(self, parts, imported_from_project=frozenset(), previous: "Relevance | None" = None):
         # name -> definition nodes (functions by name, methods by name, classes by name)
         self._functions: dict = {}
         self._methods: dict = {}
         self._classes: dict = {}
         self._parts: dict = {}           # id(definition node) -> the chunk it is in
         self._forwards: list = []
+        self._order: list = []           # every definition, in the order of the module
+        self._position: dict = {}       # id(definition node) -> its index in `_order`
+        self._shape: list = []           # per definition: (kind, name, index of its class or -1)
         self._project_names = frozenset(imported_from_project)
         # Module-level code that may set what a function later reads (`model.eval()`
         # at module level, then `def predict(x): return model(x)`): the names it binds.
@@ -63,23 +72,35 @@ class Relevance:
                 self._index(node, part, None)
                 if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
                                          ast.Import, ast.ImportFrom)):
-                    module_marked = module_marked or bool(_MARKS.search(part.segment(node) or ""))
-                    self._module_values.update(_bound_names(node))
+                    marked, bound = _module_statement(part, node)
+                    module_marked = module_marked or marked
+                    self._module_values.update(bound)
         if not module_marked:
             self._module_values = set()
+        self._key = (self._project_names, frozenset(self._module_values), self._shape,
+                     [None if isinstance(n, ast.ClassDef) else self._summary(n) for n in self._order])
         self._relevant: set | None = None
+        if previous is not None and previous._relevant is not None and previous._key == self._key:
+            self._relevant = previous._relevant
 
     def _index(self, node, part, cls) -> None:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             table = self._methods if cls is not None else self._functions
             table.setdefault(node.name, []).append(node)
             self._parts[id(node)] = part
+            self._add(node, cls)
             if cls is not None and node.name in ("forward", "__call__"):
                 self._forwards.append(node)
         elif isinstance(node, ast.ClassDef):
             self._classes.setdefault(node.name, []).append(node)
+            self._add(node, cls)
             for stmt in node.body:
                 self._index(stmt, part, node)
+
+    def _add(self, node, cls) -> None:
+        self._position[id(node)] = len(self._order)
+        self._order.append(node)
+        self._shape.append((type(node), node.name, -1 if cls is None else self._position[id(cls)]))
 
     def may_matter(self, node, owner=None) -> bool:
         """Whether running `node` (a function, or a method of the class node `owner`)
@@ -95,20 +116,20 @@ class Relevance:
     def _matters(self, node) -> bool:
         if self._relevant is None:
             self._relevant = self._propagate()
-        return id(node) in self._relevant
+        return self._position.get(id(node)) in self._relevant
 
     def _propagate(self) -> set:
-        """Every definition that may matter: the marked ones, then, until nothing
-        changes, those calling one that may matter (callers found by reversing calls)."""
-        nodes = {id(n): n for table in (self._functions, self._methods, self._classes)
-                 for group in table.values() for n in group}
+        """The positions (in `_order`) of every definition that may matter: the marked
+        ones, then, until nothing changes, those calling one that may matter (callers
+        found by reversing calls)."""
+        position = self._position
         callers: dict = {}
         relevant = set()
         # A call of what may be a module reaches every `forward`: one shared node
         # stands for them all, which a relevant `forward` makes relevant.
         for forward in self._forwards:
-            callers.setdefault(id(forward), set()).add(_FORWARDS)
-        for key, node in nodes.items():
+            callers.setdefault(position[id(forward)], set()).add(_FORWARDS)
+        for key, node in enumerate(self._order):
             callees = list(self._callees(node))
             if any(c is _ANYTHING for c in callees) or self._marked(node):
                 relevant.add(key)
@@ -116,7 +137,7 @@ class Relevance:
                 if callee is _FORWARDS:
                     callers.setdefault(_FORWARDS, set()).add(key)
                 elif callee is not _ANYTHING:
-                    callers.setdefault(id(callee), set()).add(key)
+                    callers.setdefault(position[id(callee)], set()).add(key)
         todo = list(relevant)
         while todo:
             for caller in callers.get(todo.pop(), ()):
@@ -177,6 +198,17 @@ class Relevance:
                 may_be_module = True
         if may_be_module:
             yield _FORWARDS
+
+
+def _module_statement(part, node) -> tuple:
+    """(marked, names bound) of a module-level statement, kept with its chunk."""
+    cache = part.relevance_summaries
+    key = ("module", id(node))
+    found = cache.get(key)
+    if found is None:
+        found = (bool(_MARKS.search(part.segment(node) or "")), frozenset(_bound_names(node)))
+        cache[key] = found
+    return found
 
 
 @record

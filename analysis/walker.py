@@ -774,7 +774,7 @@ class Walker:
             return objects.super_attribute(receiver, name)
         if isinstance(receiver, TupleValue) and receiver.names and name in receiver.names:
             return state.fresh(receiver.items[receiver.names.index(name)])
-        if isinstance(receiver, (StrValue, NumberValue, TupleValue, NoneValue)):
+        if isinstance(receiver, (StrValue, NumberValue, TupleValue, NoneValue, external.NdArray)):
             return MethodOf(receiver, name)
         return UNKNOWN
 
@@ -846,7 +846,11 @@ class Walker:
             return tensors.comparison(self.call_for(node, state, frame, ctx), values)
         result = True
         for op, left, right in zip(node.ops, values, values[1:]):
-            known = py.compare(op, left, right)
+            if isinstance(op, (ast.In, ast.NotIn)):
+                known = containers.contains(state, right, left)
+                known = known if known is None or isinstance(op, ast.In) else not known
+            else:
+                known = py.compare(op, left, right)
             if known is False:
                 return NumberValue("bool", False)
             if known is None:

@@ -105,6 +105,18 @@ CASES = [
     ("import torch\nimport torch.nn as nn\ncell = nn.Linear(3, 3)\nstates = [torch.randn(4, 3)]\n"
      "for _ in range(5):\n    states.append(cell(states[-1]))\npred = torch.stack(states, 1)\npred\n", "pred",
      dict(requires_grad=True, is_leaf=False, grad_fn="StackBackward0")),
+    # NumPy dtypes reach the tensors made from the arrays.
+    ("import numpy as np\nimport torch\nidx = torch.from_numpy(np.empty(10).astype(np.int64))\nidx\n", "idx",
+     dict(dtype="int64", requires_grad=False)),
+    ("import numpy as np\nimport torch\nz = torch.from_numpy(np.zeros((2, 3), dtype=np.float32))\nz\n", "z",
+     dict(dtype="float32")),
+    ("import numpy as np\nimport torch\nz = torch.from_numpy(np.zeros(3).astype('float16'))\nz\n", "z",
+     dict(dtype="float16")),
+    # `key in a_dict` with known keys decides the branch (a store of named parameters).
+    ("import torch\nstore = {}\ndef param(name, init=None):\n    if name not in store:\n"
+     "        store[name] = init.clone().requires_grad_(True)\n    return store[name]\n"
+     "p = param('w', torch.zeros(3))\nq = param('w').exp()\nq\n", "q",
+     dict(requires_grad=True, is_leaf=False, shape=(3,))),
     # torch.distributions: a draw never requires grad; log_prob, rsample and entropy
     # are computed from the parameters.
     ("import torch\nfrom torch.distributions import Categorical\nlogits = torch.randn(5, 3, requires_grad=True)\n"

@@ -53,6 +53,20 @@ class IntRequiresGrad(Rule):
             "import torch\n"
             "t = torch.tensor([1, 2, 3], requires_grad=True)\n",
             Raises("RuntimeError", RUNTIME_FACTORY), line=2),
+        # Shift indices computed in NumPy, kept on the module as a parameter.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Shift(nn.Module):\n"
+            "    def __init__(self, n):\n"
+            "        super().__init__()\n"
+            "        index = np.empty(n).astype(np.int64)\n"
+            "        for i in range(n):\n"
+            "            index[i] = (i + 1) % n\n"
+            "        self.index = nn.Parameter(torch.from_numpy(index))\n"
+            "shift = Shift(4)\n",
+            Raises("RuntimeError", RUNTIME_FACTORY), line=10),
         Example(
             "import torch\n"
             "seq_len, dim = 6, 4\n"

@@ -167,6 +167,9 @@ def kind_of(value) -> str:
         return "number"
     if isinstance(value, TupleValue):
         return "tuple"
+    from autograd_lsp.analysis.semantics.external import NdArray
+    if isinstance(value, NdArray):
+        return "ndarray"
     return "any"
 
 

@@ -324,6 +324,32 @@ def forget_order(state, ref: ObjectRef) -> None:
     state.set_attrs(ref, {"items": None, "item": attrs.get("item", UNKNOWN), "grad_item": None})
 
 
+def contains(state, container, key):
+    """`key in container` when it is known: a known key of a dict whose entries are
+    all known, a known str or number among the known items of a list or tuple."""
+    wanted = key_of(key)
+    if wanted is None and not (isinstance(key, NumberValue) and isinstance(key.value, float)):
+        return None
+    if wanted is None:
+        wanted = key.value
+    if isinstance(container, ObjectRef) and container.kind == "dict":
+        entries = entries_of(state, container)
+        return None if entries is None else wanted in entries
+    if isinstance(container, ObjectRef) and container.kind == "list":
+        items = known_items(state, container)
+    elif isinstance(container, TupleValue):
+        items = list(container.items)
+    else:
+        return None
+    if items is None:
+        return None
+    values = [key_of(i) if not (isinstance(i, NumberValue) and isinstance(i.value, float)) else i.value
+              for i in (state.fresh(i) for i in items)]
+    if wanted in values:
+        return True
+    return False if None not in values else None
+
+
 def _grad_item(state, ref: ObjectRef, added):
     """The list's `grad_item` once `added` is one of its items."""
     added = state.fresh(added)

@@ -63,15 +63,39 @@ def _numpy_family(qualname: str):
     return _numpy_function
 
 
+# NumPy's dtypes, by their names in `numpy` and as strings, as torch names them.
+NUMPY_DTYPES = {name: name for name in ("float16", "float32", "float64", "int8", "int16", "int32",
+                                         "int64", "uint8", "complex64", "complex128")}
+NUMPY_DTYPES.update({"bool_": "bool", "bool": "bool", "double": "float64", "single": "float32",
+                     "half": "float16", "longlong": "int64"})
+
+
+def numpy_dtype(value) -> str | None:
+    """The dtype `np.int64`, `"int64"` (or `torch.int64`) names, when known."""
+    if isinstance(value, ExternalName) and value.qualname.startswith("numpy."):
+        return NUMPY_DTYPES.get(value.qualname.split(".", 1)[1])
+    if isinstance(value, StrValue) and value.value is not None:
+        return NUMPY_DTYPES.get(value.value)
+    return None
+
+
 def _numpy_function(call: Call):
     if call.qualname in NUMPY_CONVERTING or call.qualname in NUMPY_UFUNCS:
         return NdArray(converted=_graph_tensor(call))
     name = call.qualname.rsplit(".", 1)[-1]
     if name == "default_rng" or name == "RandomState":
         return ExternalName("numpy.random.Generator")
-    if name in _FLOAT64 and "dtype" not in call.kwargs:
+    if "dtype" in call.kwargs:
+        return NdArray(dtype=numpy_dtype(call.kwargs["dtype"]))
+    if name in _FLOAT64:
         return NdArray(dtype="float64")
     return NdArray()
+
+
+@method("ndarray", "astype")
+def _astype(call: Call):
+    """`a.astype(np.int64)`: the same values in another dtype."""
+    return NdArray(call.receiver.shape, dtype=numpy_dtype(call.arg(0, "dtype")))
 
 
 def _graph_tensor(call: Call):
