@@ -68,6 +68,15 @@ class Choice:
 
 
 @record
+class Decided:
+    """An `if` whose test was known on this pass over the loops around it, though it
+    may be known otherwise on another pass (`if (i + 1) % accum == 0` in a loop
+    unrolled over a known list): what it holds ran on this pass, and it is still
+    conditional for `Context.always_runs_in`."""
+    node: ast.If
+
+
+@record
 class Context:
     # True inside no_grad/inference_mode, False where grad is on, None unknown.
     no_grad: bool | None
@@ -124,6 +133,16 @@ class Context:
         if loop not in self.blocks:
             return False
         inner = self.blocks[self.blocks.index(loop) + 1:]
+        return not any(isinstance(b, (ast.If, Decided, ast.Try, ast.IfExp, ast.BoolOp, Choice)) for b in inner)
+
+    def ran_in_pass_of(self, loop) -> bool:
+        """Whether the event surely ran on this pass over `loop`'s body: no branch
+        between them whose way this pass did not know (or `loop` is None and there is
+        none at all)."""
+        inner = self.blocks[self.blocks.index(loop) + 1:] if loop in self.blocks else \
+            (self.blocks if loop is None else None)
+        if inner is None:
+            return False
         return not any(isinstance(b, (ast.If, ast.Try, ast.IfExp, ast.BoolOp, Choice)) for b in inner)
 
     def site_in(self, loop) -> object:

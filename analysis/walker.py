@@ -33,8 +33,8 @@ from autograd_lsp.analysis.semantics import containers, external, objects, tenso
 from autograd_lsp.analysis.semantics import nn as nn_ops
 from autograd_lsp.analysis.state import State, join_states
 from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
-                            CallEvent, CallSite, Choice, Context, IndexEvent, InplaceEvent, Loop, LoopEvent,
-                            StoreEvent, Trace, WithEvent)
+                            CallEvent, CallSite, Choice, Context, Decided, IndexEvent, InplaceEvent, Loop,
+                            LoopEvent, StoreEvent, Trace, WithEvent)
 
 MAX_DEPTH = 8
 # Elements a loop over a known collection is unrolled for (one pass each).
@@ -381,10 +381,13 @@ class Walker:
         # asking whether an event is conditional (`Context.always_runs_in`) do not see
         # this `if` around it.
         decided = True
+        # Every test so far known on this pass: the branch taken ran on it (`Decided`).
+        known_so_far = True
         while True:
             test_ctx = ctx.at(current, ctx.source, ctx.no_grad)
             known = truth(self.expr(current.test, pending, frame, test_ctx))
-            inner = ctx.inside(current)
+            known_so_far = known_so_far and known is not None
+            inner = ctx.inside(Decided(current) if known_so_far else current)
             decided = decided and known is not None and _same_every_time(current.test)
             if known is not False:
                 then = pending if known is True else pending.copy()

@@ -6,24 +6,41 @@ import ast
 
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import sole_statement, source_of
-from autograd_lsp.analysis.trace import CallEvent, is_backward
+from autograd_lsp.analysis.trace import CallEvent, Decided, is_backward
 
 
-# Gradient accumulation: the branch that steps every `accum` batches clears the
-# gradients either just before the step (they are lost) or just after it.
-_ACCUMULATION = (
+# A model, its weights before training and its optimizer (`before` shows whether it moved).
+_PRELUDE = (
     "import torch\n"
     "import torch.nn as nn\n"
     "torch.manual_seed(0)\n"
     "model = nn.Linear(3, 1)\n"
     "before = model.weight.detach().clone()\n"
     "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+)
+
+
+# Gradient accumulation: the branch that steps every `accum` batches clears the
+# gradients either just before the step (they are lost) or just after it.
+_ACCUMULATION = _PRELUDE + (
     "accum = 2\n"
     "for i in range(6):\n"
     "    loss = model(torch.randn(4, 3)).pow(2).mean() / accum\n"
     "    loss.backward()\n"
     "    if (i + 1) % accum == 0:\n"
     "{clear_and_step}"
+)
+
+
+# Clearing and stepping each in a branch of its own, over a known list of batches.
+_TWO_BRANCHES = _PRELUDE + (
+    "batches = [torch.randn(4, 3) for _ in range(4)]\n"
+    "accum = 1\n"
+    "for i, x in enumerate(batches):\n"
+    "    if i % accum == 0:\n"
+    "        optimizer.zero_grad()\n"
+    "    loss = model(x).pow(2).mean()\n"
+    "{rest}"
 )
 
 
@@ -81,6 +98,9 @@ class ZeroGradOrder(Rule):
             "    optimizer.zero_grad()\n"
             "    optimizer.step()\n",
             Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=11),
+        Example(_TWO_BRANCHES.format(rest="    if (i + 1) % accum == 0:\n        optimizer.step()\n"
+                                          "    loss.backward()\n"),
+                Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=14),
         Example(_ACCUMULATION.format(clear_and_step="        optimizer.zero_grad()\n        optimizer.step()\n"),
                 Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=12,
                 fixed=_ACCUMULATION.format(clear_and_step="        optimizer.step()\n"
@@ -121,6 +141,8 @@ class ZeroGradOrder(Rule):
             Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=9),
     )
     good = (
+        Example(_TWO_BRANCHES.format(rest="    loss.backward()\n    if (i + 1) % accum == 0:\n"
+                                          "        optimizer.step()\n")),
         Example(_ACCUMULATION.format(clear_and_step="        optimizer.step()\n        optimizer.zero_grad()\n")),
         # A delayed step: each iteration steps on the previous one's gradients, then
         # clears them before its own backward.
@@ -192,9 +214,10 @@ class ZeroGradOrder(Rule):
             yield from self._check_sequence(steady, locale)
             if loop is not None:
                 yield from self._check_wrapped(steady, locale)
-        # A `zero_grad()` and a `step()` in one branch (`if (i + 1) % accum == 0:`): when
-        # the branch runs, both do, after what runs every time. A loop unrolled over a
-        # known list may take the branch on a later pass only: each pass is a sequence.
+        # A `zero_grad()` in a branch: when the branch runs, what runs every time and
+        # what else the branch holds run around it (`if (i + 1) % accum == 0:` holding
+        # both the clear and the step). A loop unrolled over a known list knows which
+        # branches each pass takes: what surely ran on a pass is a sequence of its own.
         runs: dict = {}
         for event in trace.calls():
             loop = event.ctx.loop
@@ -205,6 +228,9 @@ class ZeroGradOrder(Rule):
                 yield from self._check_sequence(
                     [e for e in events if e.ctx.blocks == blocks or (
                         _unconditional(e, loop) and _encloses(e.ctx.blocks, blocks))], locale, branch=True)
+            ran = [e for e in events if e.ctx.ran_in_pass_of(loop)]
+            if any(not _unconditional(e, loop) for e in ran):
+                yield from self._check_sequence(ran, locale, branch=True)
 
     def _check_sequence(self, events, locale, branch: bool = False):
         for i, zero in enumerate(events):
@@ -225,7 +251,8 @@ class ZeroGradOrder(Rule):
                     fix = FixSpec(self.text("fix_after_step", locale, **names),
                                   (Edit("delete_line", zero.ctx.stmt, "", zero),
                                    Edit("line_after", step.ctx.stmt, names["zero"], step)), safe=False)
-                    own = sole_statement(zero) is not None and step.ctx.stmt is not None
+                    own = sole_statement(zero) is not None and step.ctx.stmt is not None \
+                        and zero.ctx.blocks == step.ctx.blocks
                     yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
                 elif before:
                     fix = FixSpec(self.text("fix_between", locale, **names),
@@ -238,7 +265,9 @@ class ZeroGradOrder(Rule):
                     fix = FixSpec(self.text("fix_early", locale, **names),
                                   (Edit("delete_line", step.ctx.stmt, "", step),
                                    Edit("line_after", after[0].ctx.stmt, names["step"], after[0])), safe=False)
-                    own = sole_statement(step) is not None and after[0].ctx.stmt is not None
+                    # (Moved out of its branch, the step would leave it empty or change when it runs.)
+                    own = sole_statement(step) is not None and after[0].ctx.stmt is not None \
+                        and (not branch or step.ctx.blocks == after[0].ctx.blocks)
                     yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
                 break
 
@@ -272,7 +301,7 @@ class ZeroGradOrder(Rule):
 def _unconditional(event: CallEvent, loop) -> bool:
     if loop is not None:
         return event.ctx.always_runs_in(loop)
-    return not any(isinstance(b, (ast.If, ast.Try, ast.For, ast.While)) for b in event.ctx.blocks)
+    return not any(isinstance(b, (ast.If, Decided, ast.Try, ast.For, ast.While)) for b in event.ctx.blocks)
 
 
 def _encloses(outer: tuple, inner: tuple) -> bool:
