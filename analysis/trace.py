@@ -77,6 +77,15 @@ class Decided:
 
 
 @record
+class Invariant:
+    """An `if` whose test was known, and is the same on every pass over the loops of
+    its own function around it (`if phase == "train":` in the batch loop of
+    `run_epoch(phase, ...)`): for those loops what it holds runs on every pass; for
+    the loops of its callers, which may pass another phase, it is conditional."""
+    node: ast.If
+
+
+@record
 class Context:
     # True inside no_grad/inference_mode, False where grad is on, None unknown.
     no_grad: bool | None
@@ -133,7 +142,15 @@ class Context:
         if loop not in self.blocks:
             return False
         inner = self.blocks[self.blocks.index(loop) + 1:]
-        return not any(isinstance(b, (ast.If, Decided, ast.Try, ast.IfExp, ast.BoolOp, Choice)) for b in inner)
+        crossed_call = False
+        for b in inner:
+            if isinstance(b, (ast.If, Decided, ast.Try, ast.IfExp, ast.BoolOp, Choice)):
+                return False
+            if isinstance(b, CallSite):
+                crossed_call = True
+            elif isinstance(b, Invariant) and crossed_call:
+                return False
+        return True
 
     def ran_in_pass_of(self, loop) -> bool:
         """Whether the event surely ran on this pass over `loop`'s body: no branch

@@ -33,8 +33,8 @@ from autograd_lsp.analysis.semantics import containers, external, objects, tenso
 from autograd_lsp.analysis.semantics import nn as nn_ops
 from autograd_lsp.analysis.state import State, join_states
 from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
-                            CallEvent, CallSite, Choice, Context, Decided, IndexEvent, InplaceEvent, Loop,
-                            LoopEvent, StoreEvent, Trace, WithEvent)
+                            CallEvent, CallSite, Choice, Context, Decided, IndexEvent, InplaceEvent,
+                            Invariant, Loop, LoopEvent, StoreEvent, Trace, WithEvent)
 
 MAX_DEPTH = 8
 # Elements a loop over a known collection is unrolled for (one pass each).
@@ -298,7 +298,11 @@ class Walker:
                     self.emit(AttrAssignEvent(target, ctx, owner, "grad", NONE, target))
             elif isinstance(target, ast.Subscript):
                 base = self.expr(target.value, state, frame, ctx)
-                if isinstance(base, ObjectRef) and base.kind in ("list", "dict"):
+                whole = isinstance(target.slice, ast.Slice) and target.slice.lower is None \
+                    and target.slice.upper is None and target.slice.step is None
+                if isinstance(base, ObjectRef) and base.kind == "list" and whole:
+                    containers.clear(state, base)           # `del items[:]`
+                elif isinstance(base, ObjectRef) and base.kind in ("list", "dict"):
                     containers.forget(state, base)
 
     def s_global(self, node, state, frame, ctx):
@@ -381,13 +385,15 @@ class Walker:
         # asking whether an event is conditional (`Context.always_runs_in`) do not see
         # this `if` around it.
         decided = True
-        # Every test so far known on this pass: the branch taken ran on it (`Decided`).
-        known_so_far = True
+        # Every test so far known on this pass: the branch taken ran on it (`Decided`);
+        # and known the same on every pass of the function's own loops (`Invariant`).
+        known_so_far = invariant = True
         while True:
             test_ctx = ctx.at(current, ctx.source, ctx.no_grad)
             known = truth(self.expr(current.test, pending, frame, test_ctx))
             known_so_far = known_so_far and known is not None
-            inner = ctx.inside(Decided(current) if known_so_far else current)
+            invariant = invariant and known_so_far and _invariant_in_own_loops(current.test, ctx)
+            inner = ctx.inside(Invariant(current) if invariant else Decided(current) if known_so_far else current)
             decided = decided and known is not None and _same_every_time(current.test)
             if known is not False:
                 then = pending if known is True else pending.copy()
@@ -869,6 +875,8 @@ class Walker:
         for index, value_node in enumerate(node.values):
             value = self.expr(value_node, state, frame, ctx if index == 0 else inner)
             values.append(value)
+            if index == len(node.values) - 1:
+                break                # the last value is the result, whatever its truth
             known = truth(value)
             if known is (not is_and):
                 # short-circuit: the rest never runs
@@ -1325,6 +1333,36 @@ def _names_bound_by_pattern(pattern) -> list:
 
 # Tests whose answer is about what a value is, not about how far a loop has gone.
 _TYPE_TESTS = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+
+
+def _invariant_in_own_loops(test, ctx: Context) -> bool:
+    """Whether a test reads only names (and constants) that no loop of its own function
+    around it binds: `if phase == "train":` in the batch loop of `run_epoch(phase, ...)`
+    is decided once per call. Attributes and calls may change from pass to pass."""
+    calls = [i for i, b in enumerate(ctx.blocks) if isinstance(b, CallSite)]
+    own = [b for b in ctx.blocks[calls[-1] + 1 if calls else 0:] if isinstance(b, Loop)
+           and not b.is_comprehension]
+    if not own:
+        return False
+    names = set()
+    for n in ast.walk(test):
+        if isinstance(n, ast.Name):
+            names.add(n.id)
+        elif not isinstance(n, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Constant, ast.Load, ast.cmpop,
+                                ast.boolop, ast.unaryop)):
+            return False
+    return not any(names & _bound_in(loop.node) for loop in own)
+
+
+def _bound_in(loop) -> set:
+    """The names a loop (its target and body) binds."""
+    bound = set()
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            bound.update(n.names)
+    return bound
 
 
 def _same_every_time(test) -> bool:

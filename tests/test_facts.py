@@ -117,6 +117,17 @@ CASES = [
      "        store[name] = init.clone().requires_grad_(True)\n    return store[name]\n"
      "p = param('w', torch.zeros(3))\nq = param('w').exp()\nq\n", "q",
      dict(requires_grad=True, is_leaf=False, shape=(3,))),
+    # `heads or {...}` is the dict when `heads` is None, and an nn.ModuleDict's items
+    # are its layers.
+    ("import torch\nimport torch.nn as nn\nheads = None\nheads = heads or {'hm': 3, 'wh': 2}\n"
+     "md = nn.ModuleDict({n: nn.Linear(4, d) for n, d in heads.items()})\n"
+     "out = {n: head(torch.randn(5, 4)) for n, head in md.items()}\nwh = out['wh']\nwh\n", "wh",
+     dict(shape=(5, 2), requires_grad=True, is_leaf=False)),
+    # `del saved[:]` empties the list: what the next episode appends is all it holds.
+    ("import torch\nw = torch.ones(2, requires_grad=True)\nsaved = [torch.zeros(())]\n"
+     "for ep in range(3):\n    del saved[:]\n    saved.append((w * 2).sum())\n    total = 0\n"
+     "    for s in saved:\n        total = total + s\ntotal\n", "total",
+     dict(requires_grad=True, is_leaf=False, shape=())),
     # torch.distributions: a draw never requires grad; log_prob, rsample and entropy
     # are computed from the parameters.
     ("import torch\nfrom torch.distributions import Categorical\nlogits = torch.randn(5, 3, requires_grad=True)\n"

@@ -11,6 +11,27 @@ from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpr
 
 
 # A subclass of a layer that keeps the layer's forward and parameters.
+# A helper that trains or only evaluates, by the phase its caller names.
+_PHASES = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "model = nn.Linear(4, 2)\n"
+    "optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)\n"
+    "batch = (torch.randn(8, 4), torch.randint(0, 2, (8,)))\n"
+    "norms = []\n"
+    "def run_epoch(phase, loader):\n"
+    "    for x, y in loader:\n"
+    "{clear}"
+    "        loss = nn.functional.cross_entropy(model(x), y)\n"
+    "        if phase == 'train':\n"
+    "            loss.backward()\n"
+    "            optimizer.step()\n"
+    "            norms.append(model.weight.grad.norm().item())\n"
+    "run_epoch('train', [batch] * 3)\n"
+)
+
+
 _NOISY_LINEAR = (
     "import torch\n"
     "from torch import nn\n"
@@ -64,6 +85,7 @@ class MissingZeroGrad(Rule):
     }
 
     bad = (
+        Example(_PHASES.format(clear=""), Silent("norms[2] > 2.5 * norms[0]", "the gradients add up"), line=12),
         Example(
             "import torch\n"
             "from torch import nn\n"
@@ -224,6 +246,7 @@ class MissingZeroGrad(Rule):
             Silent("history == [2.0, 4.0, 6.0]", "the bias gradient grows 2, 4, 6"), line=8),
     )
     good = (
+        Example(_PHASES.format(clear="        optimizer.zero_grad()\n")),
         Example(
             _NOISY_LINEAR +
             "model = NoisyLinear(4, 2)\n"

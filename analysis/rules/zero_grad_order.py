@@ -6,7 +6,7 @@ import ast
 
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import sole_statement, source_of
-from autograd_lsp.analysis.trace import CallEvent, Decided, is_backward
+from autograd_lsp.analysis.trace import CallEvent, Decided, Invariant, is_backward
 
 
 # A model, its weights before training and its optimizer (`before` shows whether it moved).
@@ -301,7 +301,8 @@ class ZeroGradOrder(Rule):
 def _unconditional(event: CallEvent, loop) -> bool:
     if loop is not None:
         return event.ctx.always_runs_in(loop)
-    return not any(isinstance(b, (ast.If, Decided, ast.Try, ast.For, ast.While)) for b in event.ctx.blocks)
+    return not any(isinstance(b, (ast.If, Decided, Invariant, ast.Try, ast.For, ast.While))
+                   for b in event.ctx.blocks)
 
 
 def _encloses(outer: tuple, inner: tuple) -> bool:

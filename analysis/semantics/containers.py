@@ -297,8 +297,13 @@ def _pop(call: Call):
 
 @method("list", "clear")
 def _clear(call: Call):
-    call.state.set_attrs(call.receiver, {"items": (), "item": UNKNOWN, "nonempty": False, "grad_item": None})
+    clear(call.state, call.receiver)
     return NONE
+
+
+def clear(state, ref: ObjectRef) -> None:
+    """The list holds nothing any more (`items.clear()`, `del items[:]`)."""
+    state.set_attrs(ref, {"items": (), "item": UNKNOWN, "nonempty": False, "grad_item": None})
 
 
 @method("list", "copy")

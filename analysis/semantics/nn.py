@@ -860,6 +860,23 @@ def iterate_module(call: Call, ref: ObjectRef):
 CHOICE_LIMIT = 16
 
 
+@method("module", "items", "keys", "values")
+def _module_dict_view(call: Call):
+    """`heads.items()` of an nn.ModuleDict / ParameterDict whose entries are known."""
+    from autograd_lsp.analysis.semantics import containers
+    entries = call.state.attrs(call.receiver).get("_entries")
+    if not isinstance(entries, dict) or call.args or call.kwargs:
+        return UNKNOWN
+    if call.method == "keys":
+        items = [StrValue(k) if isinstance(k, str) else NumberValue("int", k) for k in entries]
+    elif call.method == "values":
+        items = [call.state.fresh(v) for v in entries.values()]
+    else:
+        items = [TupleValue((StrValue(k) if isinstance(k, str) else NumberValue("int", k), call.state.fresh(v)))
+                 for k, v in entries.items()]
+    return containers.new_list(call, items)
+
+
 def module_item(state, ref: ObjectRef, index):
     attrs = state.attrs(ref)
     items = attrs.get("_items")
