@@ -128,6 +128,11 @@ CASES = [
      "for ep in range(3):\n    del saved[:]\n    saved.append((w * 2).sum())\n    total = 0\n"
      "    for s in saved:\n        total = total + s\ntotal\n", "total",
      dict(requires_grad=True, is_leaf=False, shape=())),
+    # An LSTMCell step gives the next (h, c); a GRUCell the next h.
+    ("import torch\nimport torch.nn as nn\ncell = nn.LSTMCell(5, 16)\nh, c = torch.zeros(8, 16), torch.zeros(8, 16)\n"
+     "h, c = cell(torch.randn(8, 5), (h, c))\nc\n", "c", dict(shape=(8, 16), requires_grad=True, is_leaf=False)),
+    ("import torch\nimport torch.nn as nn\ng = nn.GRUCell(5, 7)(torch.randn(3, 5))\ng\n", "g",
+     dict(shape=(3, 7), requires_grad=True)),
     # torch.distributions: a draw never requires grad; log_prob, rsample and entropy
     # are computed from the parameters.
     ("import torch\nfrom torch.distributions import Categorical\nlogits = torch.randn(5, 3, requires_grad=True)\n"

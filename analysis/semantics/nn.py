@@ -470,6 +470,9 @@ def output_shape(name: str, attrs: dict, shape):
     if name in ("Linear", "LazyLinear"):
         out = value("out_features")
         return shape[:-1] + (out,) if shape else None
+    if name in ("LSTMCell", "GRUCell", "RNNCell"):
+        # (N, input_size) -> (N, hidden_size); unbatched (input_size,) -> (hidden_size,)
+        return shape[:-1] + (value("hidden_size"),) if shape and len(shape) <= 2 else None
     if name in ("Embedding",):
         return shape + (value("embedding_dim"),)
     if name == "EmbeddingBag":
@@ -590,6 +593,10 @@ def _rnn_outputs(call: Call, name: str, attrs: dict, first, out):
         return TupleValue((out, state_pair))
     if name in ("GRU", "RNN", "MultiheadAttention"):
         second = replace(out, shape=state_shape, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out
+        return TupleValue((out, second))
+    if name == "LSTMCell":
+        # `h, c = cell(x, (h, c))`: the next hidden and cell states, each of the output's shape
+        second = replace(out, tid=("c", out.tid)) if isinstance(out, TensorFacts) else out
         return TupleValue((out, second))
     return out
 
