@@ -106,7 +106,7 @@ CASES = [
      "for _ in range(5):\n    states.append(cell(states[-1]))\npred = torch.stack(states, 1)\npred\n", "pred",
      dict(requires_grad=True, is_leaf=False, grad_fn="StackBackward0")),
     # NumPy dtypes reach the tensors made from the arrays.
-    ("import numpy as np\nimport torch\nidx = torch.from_numpy(np.empty(10).astype(np.int64))\nidx\n", "idx",
+    ("import numpy as np\nimport torch\nidx = torch.from_numpy(np.zeros(10).astype(np.int64))\nidx\n", "idx",
      dict(dtype="int64", requires_grad=False)),
     ("import numpy as np\nimport torch\nz = torch.from_numpy(np.zeros((2, 3), dtype=np.float32))\nz\n", "z",
      dict(dtype="float32")),

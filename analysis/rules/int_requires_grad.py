@@ -61,7 +61,7 @@ class IntRequiresGrad(Rule):
             "class Shift(nn.Module):\n"
             "    def __init__(self, n):\n"
             "        super().__init__()\n"
-            "        index = np.empty(n).astype(np.int64)\n"
+            "        index = np.zeros(n).astype(np.int64)\n"
             "        for i in range(n):\n"
             "            index[i] = (i + 1) % n\n"
             "        self.index = nn.Parameter(torch.from_numpy(index))\n"
