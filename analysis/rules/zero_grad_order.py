@@ -248,23 +248,16 @@ class ZeroGradOrder(Rule):
                 if before and branch:
                     # Clearing before the backward would undo the accumulation the branch
                     # waits for: clear after the step instead.
-                    fix = FixSpec(self.text("fix_after_step", locale, **names),
-                                  (Edit("delete_line", zero.ctx.stmt, "", zero),
-                                   Edit("line_after", step.ctx.stmt, names["zero"], step)), safe=False)
+                    fix = _moved(self.text("fix_after_step", locale, **names), zero, "line_after", step)
                     own = sole_statement(zero) is not None and step.ctx.stmt is not None \
                         and zero.ctx.blocks == step.ctx.blocks
                     yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
                 elif before:
-                    fix = FixSpec(self.text("fix_between", locale, **names),
-                                  (Edit("delete_line", zero.ctx.stmt, "", zero),
-                                   Edit("line_before", before[-1].ctx.stmt, names["zero"], before[-1])),
-                                  safe=False)
+                    fix = _moved(self.text("fix_between", locale, **names), zero, "line_before", before[-1])
                     own = sole_statement(zero) is not None and before[-1].ctx.stmt is not None
                     yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
                 elif after:
-                    fix = FixSpec(self.text("fix_early", locale, **names),
-                                  (Edit("delete_line", step.ctx.stmt, "", step),
-                                   Edit("line_after", after[0].ctx.stmt, names["step"], after[0])), safe=False)
+                    fix = _moved(self.text("fix_early", locale, **names), step, "line_after", after[0])
                     # (Moved out of its branch, the step would leave it empty or change when it runs.)
                     own = sole_statement(step) is not None and after[0].ctx.stmt is not None \
                         and (not branch or step.ctx.blocks == after[0].ctx.blocks)
@@ -289,9 +282,7 @@ class ZeroGradOrder(Rule):
                 continue
             backward = events[after[0]]
             names = dict(zero=source_of(zero.node, zero), step=source_of(step.node, step))
-            fix = FixSpec(self.text("fix_early", locale, **names),
-                          (Edit("delete_line", step.ctx.stmt, "", step),
-                           Edit("line_after", backward.ctx.stmt, names["step"], backward)), safe=False)
+            fix = _moved(self.text("fix_early", locale, **names), step, "line_after", backward)
             own = sole_statement(step) is not None and backward.ctx.stmt is not None \
                 and backward.ctx.calls == step.ctx.calls
             yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
@@ -303,6 +294,13 @@ def _unconditional(event: CallEvent, loop) -> bool:
         return event.ctx.always_runs_in(loop)
     return not any(isinstance(b, (ast.If, Decided, Invariant, ast.Try, ast.For, ast.While))
                    for b in event.ctx.blocks)
+
+
+def _moved(title: str, call: CallEvent, where: str, anchor: CallEvent) -> FixSpec:
+    """The fix that moves the statement of `call` to a line before or after (`where`)
+    the statement of `anchor`."""
+    return FixSpec(title, (Edit("delete_line", call.ctx.stmt, "", call),
+                           Edit(where, anchor.ctx.stmt, source_of(call.node, call), anchor)), safe=False)
 
 
 def _encloses(outer: tuple, inner: tuple) -> bool:
