@@ -60,12 +60,22 @@ class ParsedChunk:
     _cst: object = None
     _signature: object = None
     _free: dict = field(default_factory=dict)
+    _bound: dict = field(default_factory=dict)
     # id(function node) -> relevance._Summary of it (see analysis/relevance.py).
     relevance_summaries: dict = field(default_factory=dict)
     _generators: dict = field(default_factory=dict)
     # For a chunk of another module of the project: that module's names, which its
     # functions read as their globals.
     module_names: dict | None = None
+
+    def bound_names(self, node) -> frozenset:
+        """The names a statement (a loop: its target and body) binds."""
+        key = id(node)
+        found = self._bound.get(key)
+        if found is None:
+            found = frozenset(_bound_names(node))
+            self._bound[key] = found
+        return found
 
     def free_names(self, node) -> tuple:
         """The names a definition reads (that it may find among the module's)."""
@@ -805,3 +815,13 @@ def _edit(edit: Edit, part: ParsedChunk, base: int) -> TextEdit | None:
 
 
 __all__ = ["Analyzer", "analyze", "ParsedChunk", "SYNTAX_CODE", "SYNTAX_NAME", "re"]
+
+
+def _bound_names(node) -> set:
+    bound = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            bound.update(n.names)
+    return bound

@@ -1351,18 +1351,8 @@ def _invariant_in_own_loops(test, ctx: Context) -> bool:
         elif not isinstance(n, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Constant, ast.Load, ast.cmpop,
                                 ast.boolop, ast.unaryop)):
             return False
-    return not any(names & _bound_in(loop.node) for loop in own)
-
-
-def _bound_in(loop) -> set:
-    """The names a loop (its target and body) binds."""
-    bound = set()
-    for n in ast.walk(loop):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            bound.add(n.id)
-        elif isinstance(n, (ast.Global, ast.Nonlocal)):
-            bound.update(n.names)
-    return bound
+    # (Remembered per loop by the chunk holding it: a loop's `if`s ask on every pass.)
+    return not any(not names.isdisjoint(loop.source.bound_names(loop.node)) for loop in own)
 
 
 def _same_every_time(test) -> bool:

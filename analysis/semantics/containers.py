@@ -332,11 +332,9 @@ def forget_order(state, ref: ObjectRef) -> None:
 def contains(state, container, key):
     """`key in container` when it is known: a known key of a dict whose entries are
     all known, a known str or number among the known items of a list or tuple."""
-    wanted = key_of(key)
-    if wanted is None and not (isinstance(key, NumberValue) and isinstance(key.value, float)):
-        return None
+    wanted = _plain(key)
     if wanted is None:
-        wanted = key.value
+        return None
     if isinstance(container, ObjectRef) and container.kind == "dict":
         entries = entries_of(state, container)
         return None if entries is None else wanted in entries
@@ -348,11 +346,17 @@ def contains(state, container, key):
         return None
     if items is None:
         return None
-    values = [key_of(i) if not (isinstance(i, NumberValue) and isinstance(i.value, float)) else i.value
-              for i in (state.fresh(i) for i in items)]
+    values = [_plain(state.fresh(i)) for i in items]
     if wanted in values:
         return True
     return False if None not in values else None
+
+
+def _plain(value):
+    """A known str or number as the Python value it is."""
+    if isinstance(value, NumberValue) and isinstance(value.value, float):
+        return value.value
+    return key_of(value)
 
 
 def _grad_item(state, ref: ObjectRef, added):

@@ -47,10 +47,8 @@ _GRAD_FNS = {
     ("Normal", "log_prob"): "SubBackward0", ("Normal", "entropy"): "AddBackward0",
     ("Normal", "rsample"): "AddBackward0",
 }
-# Families whose draws are indices or counts, not real numbers.
-_DISCRETE = frozenset({"Categorical", "OneHotCategorical", "Bernoulli", "Poisson"})
-# `rsample` raises NotImplementedError for these: nothing to claim.
-_NO_RSAMPLE = _DISCRETE
+# Families whose draws are indices or counts: `rsample` raises NotImplementedError.
+_NO_RSAMPLE = frozenset({"Categorical", "OneHotCategorical", "Bernoulli", "Poisson"})
 
 
 def _family(qualname: str):
