@@ -449,7 +449,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         opaque=True,
         unseen_history=a.unseen_history or b.unseen_history,
         no_grad_reason=_same(a.no_grad_reason, b.no_grad_reason),
-        grad=_same(a.grad, b.grad),
+        grad=_join_grad(a.grad, b.grad),
         grad_since=_same(a.grad_since, b.grad_since),
         device=_same(a.device, b.device),
         made_in_loop=_same(a.made_in_loop, b.made_in_loop),
@@ -489,3 +489,11 @@ def _join_shapes(a: Shape, b: Shape) -> Shape:
 
 def _same(x, y):
     return x if x == y else None
+
+
+def _join_grad(x, y):
+    """A `.grad` filled on both paths is filled after them, summed over iterations or
+    not (a sub-iteration loop that runs once on one path and twice on another)."""
+    if x == y:
+        return x
+    return "set" if {x, y} == {"set", "summed"} else None

@@ -220,6 +220,20 @@ CASES = {
         "b = net.bias\n"
         "b\n",
         "b", dict(is_leaf=True, grad="none")),
+    # Options of a script: `parse_args([])` gives exactly the defaults.
+    "argparse-defaults": (
+        "import argparse\n"
+        "def get_args(argv=None):\n"
+        "    parser = argparse.ArgumentParser()\n"
+        "    group = parser.add_argument_group('model')\n"
+        "    group.add_argument('--hidden-size', type=int, default=5)\n"
+        "    parser.add_argument('--batch', dest='batch_size', type=int, default=4)\n"
+        "    parser.add_argument('--frozen', action='store_true')\n"
+        "    return parser.parse_args(argv or [])\n"
+        "args = get_args()\n"
+        "w = torch.randn(args.batch_size, args.hidden_size, requires_grad=not args.frozen)\n"
+        "w\n",
+        "w", dict(requires_grad=True, is_leaf=True, shape=(4, 5))),
 }
 
 
@@ -292,6 +306,17 @@ def test_a_list_of_unknown_length_stacks_to_a_known_row_shape():
         "c\n")
     assert facts_of(source, "m").shape == (None, 4)
     assert facts_of(source, "c").shape == (None,)
+
+
+def test_options_read_from_the_command_line_have_a_type_and_no_value():
+    source = HEAD + (
+        "import argparse\n"
+        "parser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--batch', type=int, default=4)\n"
+        "args = parser.parse_args()\n"
+        "w = torch.randn(args.batch, 3)\n"
+        "w\n")
+    assert facts_of(source, "w").shape == (None, 3)
 
 
 def test_a_dotted_import_binds_its_first_name():

@@ -86,6 +86,29 @@ class MissingZeroGrad(Rule):
 
     bad = (
         Example(_PHASES.format(clear=""), Silent("norms[2] > 2.5 * norms[0]", "the gradients add up"), line=12),
+        # Cleared once per epoch; each batch backwards over sub-iterations, whose
+        # count is an option's default, and steps.
+        Example(
+            "import argparse\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "parser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--iter-size', type=int, default=2)\n"
+            "args = parser.parse_args([])\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)\n"
+            "batches = [(torch.randn(8, 4), torch.randn(8, 2))] * 4\n"
+            "norms = []\n"
+            "for epoch in range(2):\n"
+            "    optimizer.zero_grad()\n"
+            "    for x, y in batches:\n"
+            "        for sub in range(args.iter_size):\n"
+            "            loss = nn.functional.mse_loss(model(x), y) / args.iter_size\n"
+            "            loss.backward()\n"
+            "        optimizer.step()\n"
+            "        norms.append(model.weight.grad.norm().item())\n",
+            Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of the epoch's batches"), line=17),
         Example(
             "import torch\n"
             "from torch import nn\n"

@@ -196,7 +196,7 @@ def _load() -> None:
     # The families register themselves on import.
     from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data,  # noqa: F401
                                                  distributions, external, library_models, nn, optim,
-                                                 tensors)
+                                                 options, tensors)
 
 
 _load()
