@@ -39,6 +39,8 @@ class AnalysisStopped(Exception):
 
 
 SYNTAX_CODE = "AG001"
+# Methods that make a loop a training loop (see ParsedChunk.trains_nothing).
+_TRAINING_METHODS = frozenset({"backward", "step", "zero_grad", "grad"})
 SYNTAX_NAME = "syntax-error"
 
 
@@ -74,6 +76,19 @@ class ParsedChunk:
         found = self._bound.get(key)
         if found is None:
             found = frozenset(_bound_names(node))
+            self._bound[key] = found
+        return found
+
+    def trains_nothing(self, node) -> bool:
+        """Whether a loop's body holds no backward, step or gradient clearing, nor a
+        loop of its own: a loop that builds (layers, a list of blocks), which a short
+        `range` may run number by number."""
+        key = ("trains", id(node))
+        found = self._bound.get(key)
+        if found is None:
+            found = not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) or
+                            (isinstance(n, ast.Attribute) and n.attr in _TRAINING_METHODS)
+                            for body in (node.body, node.orelse) for stmt in body for n in ast.walk(stmt))
             self._bound[key] = found
         return found
 

@@ -474,7 +474,8 @@ class Walker:
 
     def s_for(self, node, state, frame, ctx):
         iterable = self.expr(node.iter, state, frame, ctx)
-        iteration = py.iterate(self.call_for(node.iter, state, frame, ctx), iterable)
+        iteration = py.iterate(self.call_for(node.iter, state, frame, ctx), iterable,
+                               small_ranges=frame.source.trains_nothing(node))
         self.run_loop(node, state, frame, ctx, iteration, node.target, None)
 
     def s_while(self, node: ast.While, state, frame, ctx):

@@ -220,6 +220,36 @@ CASES = {
         "b = net.bias\n"
         "b\n",
         "b", dict(is_leaf=True, grad="none")),
+    # A short `range` loop that builds (no backward, step or loop inside) runs number
+    # by number: the list holds every layer.
+    "layers-built-by-a-short-range": (
+        "class MLP(nn.Module):\n"
+        "    def __init__(self, width=8, depth=3):\n"
+        "        super().__init__()\n"
+        "        layers, d_in = [], 2\n"
+        "        for _ in range(depth):\n"
+        "            layers += [nn.Linear(d_in, width), nn.Tanh()]\n"
+        "            d_in = width\n"
+        "        layers.append(nn.Linear(width, 1))\n"
+        "        self.net = nn.Sequential(*layers)\n"
+        "    def forward(self, x):\n"
+        "        return self.net(x)\n"
+        "u = MLP()(torch.rand(16, 2))\n"
+        "u\n",
+        "u", dict(requires_grad=True, is_leaf=False, shape=(16, 1))),
+    "epoch-numbers-of-a-short-range": (
+        "def loss_of(w, epoch):\n"
+        "    loss = torch.tensor(0.0)\n"
+        "    if epoch > 0:\n"
+        "        loss = loss + (w ** 2).sum()\n"
+        "    return loss\n"
+        "w = torch.ones(3, requires_grad=True)\n"
+        "losses = []\n"
+        "for epoch in range(3):\n"
+        "    losses.append(loss_of(w, epoch))\n"
+        "first = losses[0]\n"
+        "first\n",
+        "first", dict(requires_grad=False, is_leaf=True, shape=())),
     # Options of a script: `parse_args([])` gives exactly the defaults.
     "argparse-defaults": (
         "import argparse\n"
@@ -295,10 +325,11 @@ def test_recursion_ends():
 
 
 def test_a_list_of_unknown_length_stacks_to_a_known_row_shape():
+    # Twenty numbers are more than a loop runs one by one: its two passes summarise them.
     source = HEAD + (
         "w = torch.ones(4, requires_grad=True)\n"
         "rows = []\n"
-        "for k in range(3):\n"
+        "for k in range(20):\n"
         "    rows.append(w * k)\n"
         "m = torch.stack(rows)\n"
         "c = torch.cat(rows)\n"
@@ -306,6 +337,9 @@ def test_a_list_of_unknown_length_stacks_to_a_known_row_shape():
         "c\n")
     assert facts_of(source, "m").shape == (None, 4)
     assert facts_of(source, "c").shape == (None,)
+    short = source.replace("range(20)", "range(3)")
+    assert facts_of(short, "m").shape == (3, 4)
+    assert facts_of(short, "c").shape == (12,)
 
 
 def test_options_read_from_the_command_line_have_a_type_and_no_value():
