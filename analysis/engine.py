@@ -154,6 +154,8 @@ class _Segment:
     reports: list
     seen: dict
     trace: Trace
+    # The functions the run followed into (their code was checked in its context).
+    followed: frozenset = frozenset()
 
 
 @dataclass
@@ -273,7 +275,13 @@ class Analyzer:
         segments = [module]
         kept = {}
         instances: dict = {}
-        for function, owner, part, key in runs:
+        # Callers are defined after what they call (a Trainer's `fit` after its
+        # `train_epoch`): run the last first, and a function a run followed into is
+        # checked already, in a context that knows more than its unknown parameters.
+        covered: set = set()
+        for function, owner, part, key in reversed(runs):
+            if function.node in covered:
+                continue
             self._check_stop()
             key = key + (budget,)
             segment = self._alone_cache.get(key)
@@ -284,6 +292,7 @@ class Analyzer:
                                           locale, mentions_backward, budget=budget)
             kept[key] = segment
             segments.append(segment)
+            covered |= segment.followed
         self._alone_cache = kept
         return segments
 
@@ -409,7 +418,7 @@ class Analyzer:
                 reports.extend((rule, report) for report in rule.check(trace, locale))
             except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
                 self.internal_errors.append((1, f"{rule.name}: {type(exc).__name__}: {exc}"))
-        return _Segment(reports, walker.seen, trace)
+        return _Segment(reports, walker.seen, trace, frozenset(walker.followed_nodes))
 
     def _guarded(self, run, shape: TextShape = TextShape()) -> None:
         try:
