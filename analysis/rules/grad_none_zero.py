@@ -42,17 +42,34 @@ class GradNoneZero(Rule):
                           "was made or cleared): this raises AttributeError: {runtime}",
                "augmented": "`{name}` is still None here (no backward has reached `{owner}` since it "
                             "was made or cleared): `{op}` raises TypeError: {runtime}",
+               "not_required": "`{name}` is always None: `{owner}` does not require grad, so no "
+                               "backward fills it: this raises AttributeError: {runtime}",
                "fix_guard": "Guard with `if {owner}.grad is not None:`",
                "fix_none": "Clear with `{owner}.grad = None`"},
         "zh": {"message": "`{name}` 此处仍为 None（自创建或清除以来还没有反向传播到达 `{owner}`）："
                           "会抛出 AttributeError: {runtime}",
                "augmented": "`{name}` 此处仍为 None（自创建或清除以来还没有反向传播到达 `{owner}`）："
                             "`{op}` 会抛出 TypeError: {runtime}",
+               "not_required": "`{name}` 始终为 None：`{owner}` 不需要梯度，反向传播不会填充它："
+                               "会抛出 AttributeError: {runtime}",
                "fix_guard": "用 `if {owner}.grad is not None:` 保护",
                "fix_none": "改为 `{owner}.grad = None` 清除"},
     }
 
     bad = (
+        # The update rebinds `w` under no_grad: the new `w` does not require grad.
+        Example(
+            "import torch\n"
+            "X = torch.tensor([1.0, 2.0, 3.0])\n"
+            "Y = 2 * X\n"
+            "w = torch.tensor(0.0, requires_grad=True)\n"
+            "for epoch in range(3):\n"
+            "    loss = ((w * X - Y) ** 2).mean()\n"
+            "    loss.backward()\n"
+            "    with torch.no_grad():\n"
+            "        w = w - 0.01 * w.grad\n"
+            "    w.grad.zero_()\n",
+            Raises("AttributeError", RUNTIME.format(attr="zero_")), line=10),
         Example(
             "import torch\n"
             "def gradient_at(f, x0):\n"
@@ -143,7 +160,8 @@ class GradNoneZero(Rule):
             grad_node = event.node.func.value           # `x.grad` or `x.grad.data`
             attr = "data" if receiver.via_data else event.method
             owner = receiver_text(grad_node.value if receiver.via_data else grad_node, event)
-            message = self.text("message", locale, name=f"{owner}.grad", owner=owner,
+            kind = "not_required" if receiver.owner.requires_grad is False else "message"
+            message = self.text(kind, locale, name=f"{owner}.grad", owner=owner,
                                 runtime=RUNTIME.format(attr=attr))
             fixes = ()
             stmt = sole_statement(event)

@@ -33,7 +33,9 @@ def new_tensor(call: Call, requires_grad, is_leaf, dtype=None, shape=None, reaso
         opaque=requires_grad is None or is_leaf is None,
         unseen_history=requires_grad is None or is_leaf is None,
         no_grad_reason=reason if requires_grad is False else None,
-        grad="none" if requires_grad and is_leaf else None,
+        # A tensor just made has no `.grad`; one that does not require grad never gets
+        # one from a backward.
+        grad="none" if is_leaf and requires_grad is not None else None,
         device=device, made_in_loop=call.ctx.loop, is_param=is_param))
 
 
