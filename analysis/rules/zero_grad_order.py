@@ -84,6 +84,47 @@ class ZeroGradOrder(Rule):
     }
 
     bad = (
+        # Accumulation whose clear sits before the condition instead of inside it.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "moved = []\n"
+            "for i in range(4):\n"
+            "    loss = model(torch.randn(8, 4)).pow(2).mean() / 2\n"
+            "    loss.backward()\n"
+            "    opt.zero_grad()\n"
+            "    if (i + 1) % 2 == 0:\n"
+            "        before = model.weight.detach().clone()\n"
+            "        opt.step()\n"
+            "        moved.append(not torch.equal(before, model.weight))\n",
+            Silent("not any(moved)", "every step sees cleared gradients"), line=10),
+        # The discriminator's backward (of `fake.detach()`) fills none of the
+        # generator's gradients: the generator's step comes before its own backward.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "G, D = nn.Linear(2, 2), nn.Linear(2, 1)\n"
+            "opt_G = torch.optim.SGD(G.parameters(), lr=0.1)\n"
+            "opt_D = torch.optim.SGD(D.parameters(), lr=0.1)\n"
+            "bce = nn.BCEWithLogitsLoss()\n"
+            "moved = []\n"
+            "for it in range(3):\n"
+            "    fake = G(torch.randn(8, 2))\n"
+            "    opt_D.zero_grad()\n"
+            "    d_loss = bce(D(fake.detach()), torch.zeros(8, 1))\n"
+            "    d_loss.backward()\n"
+            "    opt_D.step()\n"
+            "    opt_G.zero_grad()\n"
+            "    before = G.weight.detach().clone()\n"
+            "    opt_G.step()\n"
+            "    moved.append(not torch.equal(before, G.weight))\n"
+            "    g_loss = bce(D(fake), torch.ones(8, 1))\n"
+            "    g_loss.backward()\n",
+            Silent("not any(moved)", "the generator's step always sees cleared gradients"), line=17),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -231,6 +272,13 @@ class ZeroGradOrder(Rule):
             ran = [e for e in events if e.ctx.ran_in_pass_of(loop)]
             if any(not _unconditional(e, loop) for e in ran):
                 yield from self._check_sequence(ran, locale, branch=True)
+            # A step under a condition after a clear that surely ran (`backward();
+            # zero_grad(); if (i + 1) % k == 0: step()`): whenever it runs, it steps on
+            # cleared gradients. (Backwards that may run between them are kept.)
+            maybe = [e for e in events if e.ctx.ran_in_pass_of(loop) or (
+                not _unconditional(e, loop) and (e.method == "step" or is_backward(e)))]
+            if any(e.method == "step" and not e.ctx.ran_in_pass_of(loop) for e in maybe):
+                yield from self._check_sequence(maybe, locale, branch=True)
 
     def _check_sequence(self, events, locale, branch: bool = False):
         for i, zero in enumerate(events):
@@ -242,8 +290,8 @@ class ZeroGradOrder(Rule):
                     break
                 if step.method != "step" or not _same_parameters(zero, step):
                     continue
-                before = [e for e in events[:i] if is_backward(e)]
-                after = [e for e in events[j + 1:] if is_backward(e)]
+                before = [e for e in events[:i] if is_backward(e) and _reaches(e, step)]
+                after = [e for e in events[j + 1:] if is_backward(e) and _reaches(e, step)]
                 names = dict(zero=source_of(zero.node, zero), step=source_of(step.node, step))
                 if before and branch:
                     # Clearing before the backward would undo the accumulation the branch
@@ -306,6 +354,17 @@ def _moved(title: str, call: CallEvent, where: str, anchor: CallEvent) -> FixSpe
 def _encloses(outer: tuple, inner: tuple) -> bool:
     """Whether code in the blocks `outer` runs around (before or after) code in `inner`."""
     return inner[:len(outer)] == outer
+
+
+def _reaches(backward: CallEvent, step: CallEvent) -> bool:
+    """Whether a backward may fill the gradients `step` uses: not a GAN's discriminator
+    loss, made from `fake.detach()`, before the generator's step."""
+    from autograd_lsp.analysis.facts import TensorFacts
+    leaves = backward.extra.get("leaves")
+    target = backward.receiver
+    if leaves is None or not isinstance(target, TensorFacts) or target.opaque or target.unseen_history:
+        return True
+    return bool(leaves & step.extra.get("params", frozenset()))
 
 
 def _same_parameters(zero: CallEvent, step: CallEvent) -> bool:
