@@ -250,6 +250,26 @@ CASES = {
         "first = losses[0]\n"
         "first\n",
         "first", dict(requires_grad=False, is_leaf=True, shape=())),
+    # `add_module` on an empty Sequential adds to what its forward runs, by name.
+    "children-added-by-name": (
+        "model = nn.Sequential()\n"
+        "model.add_module('backbone', nn.Sequential(nn.Linear(6, 8), nn.ReLU()))\n"
+        "model.add_module('fc', nn.Linear(8, 3))\n"
+        "model.append(nn.Tanh())\n"
+        "for name, p in model.named_parameters():\n"
+        "    p.requires_grad = name.startswith('fc')\n"
+        "out = model(torch.randn(5, 6))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False, shape=(5, 3), grad_fn="TanhBackward0")),
+    "children-added-by-name-all-frozen": (
+        "model = nn.Sequential()\n"
+        "model.add_module('backbone', nn.Linear(6, 8))\n"
+        "model.add_module('head', nn.Linear(8, 3))\n"
+        "for name, p in model.named_parameters():\n"
+        "    p.requires_grad = name.startswith('fc')\n"
+        "out = model(torch.randn(5, 6))\n"
+        "out\n",
+        "out", dict(requires_grad=False, shape=(5, 3))),
     # Options of a script: `parse_args([])` gives exactly the defaults.
     "argparse-defaults": (
         "import argparse\n"

@@ -353,6 +353,20 @@ class MissingZeroGrad(Rule):
             "        loss = (model(x) - y).pow(2).mean()\n"
             "        loss.backward()\n"
             "        optimizer.step()\n"),
+        # Each batch a loader yields is a new tensor: its `.grad` starts at None.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "model = nn.Sequential(nn.Flatten(), nn.Linear(16, 10)).eval()\n"
+            "loader = DataLoader(TensorDataset(torch.rand(8, 1, 4, 4), torch.randint(0, 10, (8,))), batch_size=4)\n"
+            "for data, target in loader:\n"
+            "    data.requires_grad = True\n"
+            "    loss = F.cross_entropy(model(data), target)\n"
+            "    model.zero_grad()\n"
+            "    loss.backward()\n"
+            "    adversarial = (data + 0.1 * data.grad.sign()).clamp(0, 1)\n"),
         Example(
             "import torch\n"
             "grads = []\n"

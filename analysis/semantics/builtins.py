@@ -49,6 +49,9 @@ class Iteration:
     nonempty: Tri = None
     # How many elements there are, when known though they are not listed (a tensor's rows).
     count: int | None = None
+    # Each element is a new object on every pass (a DataLoader's batches): what an
+    # earlier pass did to one (`data.requires_grad = True`, its `.grad`) is not seen.
+    renewed: bool = False
 
     def listed(self, count: int):
         """`count` elements, when they are listed or all alike and at least that many."""
@@ -370,6 +373,8 @@ def _str(call: Call):
          "breakpoint", "memoryview", "bytes", "bytearray", "delattr", "help", "aiter", "anext")
 def _harmless(call: Call):
     name = call.node.func.id if isinstance(call.node.func, ast.Name) else ""
+    if name in ("any", "all") and len(call.args) == 1 and not call.starred:
+        return _any_all(call, name)
     if name in ("any", "all", "callable", "hasattr", "issubclass"):
         return NumberValue("bool")
     if name in ("id", "hash", "ord"):
@@ -380,6 +385,25 @@ def _harmless(call: Call):
         from autograd_lsp.analysis.semantics import containers
         return containers.new_list(call, None)
     return UNKNOWN
+
+
+def _any_all(call: Call, name: str):
+    """`any(name.startswith(p) for p in prefixes)` over known truths."""
+    from autograd_lsp.analysis.semantics import containers
+    value = call.arg(0)
+    items = list(value.items) if isinstance(value, TupleValue) else (
+        containers.known_items(call.state, value) if isinstance(value, ObjectRef) and value.kind == "list"
+        else None)
+    if items is None:
+        return NumberValue("bool")
+    truths = [truth(call.state.fresh(i)) for i in items]
+    if name == "any":
+        if True in truths:
+            return NumberValue("bool", True)
+        return NumberValue("bool", False if None not in truths else None)
+    if False in truths:
+        return NumberValue("bool", False)
+    return NumberValue("bool", True if None not in truths else None)
 
 
 @builtin("isinstance")

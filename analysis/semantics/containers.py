@@ -335,6 +335,8 @@ def contains(state, container, key):
     wanted = _plain(key)
     if wanted is None:
         return None
+    if isinstance(container, StrValue):
+        return None if container.value is None or not isinstance(wanted, str) else wanted in container.value
     if isinstance(container, ObjectRef) and container.kind == "dict":
         entries = entries_of(state, container)
         return None if entries is None else wanted in entries
@@ -460,8 +462,18 @@ def _dict_clear(call: Call):
 @method("str", "format", "join", "upper", "lower", "strip", "replace", "split", "startswith",
         "endswith", "rjust", "ljust", "center")
 def _str_method(call: Call):
+    """String methods, computed when the string and the arguments are known (the
+    names `named_parameters()` yields, tested to freeze a part of a model)."""
+    text = call.receiver.value
     if call.method in ("startswith", "endswith"):
-        return NumberValue("bool")
+        wanted = call.arg(0)
+        options = wanted.items if isinstance(wanted, TupleValue) else (wanted,)
+        words = [o.value if isinstance(o, StrValue) else None for o in options]
+        if text is None or None in words or len(call.args) != 1 or call.kwargs:
+            return NumberValue("bool")
+        return NumberValue("bool", getattr(text, call.method)(tuple(words)))
+    if call.method in ("upper", "lower", "strip") and text is not None and not call.args and not call.kwargs:
+        return StrValue(getattr(text, call.method)())
     return StrValue()
 
 

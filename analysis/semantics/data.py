@@ -151,7 +151,7 @@ def iterate(call: Call, ref: ObjectRef):
     state = call.state
     attrs = state.attrs(ref)
     if ref.kind == "loader":
-        return Iteration(None, state.fresh(attrs.get("batch", UNKNOWN)), True)
+        return Iteration(None, state.fresh(attrs.get("batch", UNKNOWN)), True, renewed=True)
     item, length = dataset_facts(call, ref)
     return Iteration(None, item, None if length is None else length > 0)
 

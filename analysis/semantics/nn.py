@@ -131,6 +131,7 @@ def make_container(call: Call, name: str):
     state = call.state
     if name in ("Sequential", "ModuleList", "ParameterList"):
         items = list(call.args)
+        names = None
         if name != "Sequential" and items:
             inner = iterate(call, items[0])
             items = inner.elements
@@ -138,9 +139,12 @@ def make_container(call: Call, name: str):
                 and items[0].kind == "dict":
             entries = containers.entries_of(state, items[0])
             items = list(entries.values()) if entries is not None else None
+            names = tuple(str(k) for k in entries) if entries is not None else None
         if call.starred:
             items = None
         attrs = {"_items": tuple(state.fresh(i) for i in items) if items is not None else None}
+        if names is not None and items is not None:
+            attrs["_item_names"] = names
         return new_module(call, f"torch.nn.{name}", attrs)
     entries = containers.entries_of(state, call.args[0]) if call.args and isinstance(
         call.args[0], ObjectRef) else ({} if not call.args else None)
@@ -627,6 +631,10 @@ def _param_summary(params):
 def _named_parameters(call: Call):
     from autograd_lsp.analysis.semantics import containers
     params, complete = parameters_of(call.state, call.receiver)
+    named = named_parameters_of(call.state, call.receiver) if complete else None
+    if named is not None and len(named) == len(params) \
+            and {t.tid for _, t in named} == {p.tid for p in params}:
+        return containers.new_list(call, [TupleValue((StrValue(n), p)) for n, p in named])
     pairs = [TupleValue((StrValue(), p)) for p in params]
     if complete:
         return containers.new_list(call, pairs)
@@ -652,6 +660,34 @@ def _children(call: Call):
     return containers.new_list(call, mods)
 
 
+def named_parameters_of(state, ref: ObjectRef) -> list | None:
+    """(name, parameter) as `named_parameters()` yields them ("backbone.0.weight"): a
+    module's own parameters, then its children's, each once; None when a child is not
+    known."""
+    out: list = []
+    seen_modules: set = set()
+    seen_params: set = set()
+
+    def visit(module: ObjectRef, prefix: str) -> bool:
+        if module.oid in seen_modules:
+            return True
+        seen_modules.add(module.oid)
+        attrs = state.attrs(module)
+        own = [(k, state.fresh(v)) for k, v in attrs.items() if not k.startswith("_")]
+        own += [(n, state.fresh(v)) for n, v in zip(_item_names(attrs), attrs.get("_items") or ())]
+        for name, value in own:
+            if isinstance(value, TensorFacts) and value.is_param and value.tid not in seen_params:
+                seen_params.add(value.tid)
+                out.append((prefix + name, value))
+        children = _named_children(state, module)
+        if children is None:
+            return False
+        return all(visit(child, f"{prefix}{name}.") for name, child in children
+                   if child.kind == "module")
+
+    return out if visit(ref, "") else None
+
+
 def _named_children(state, ref: ObjectRef):
     """(name, module) of a module's direct children, as torch names them; None when
     they are not all known."""
@@ -660,7 +696,8 @@ def _named_children(state, ref: ObjectRef):
         items = attrs["_items"]
         if items is None:
             return None
-        return [(str(i), state.fresh(m)) for i, m in enumerate(items) if isinstance(state.fresh(m), ObjectRef)]
+        return [(n, state.fresh(m)) for n, m in zip(_item_names(attrs), items)
+                if isinstance(state.fresh(m), ObjectRef)]
     if attrs.get("_entries") is not None:
         return [(k, state.fresh(m)) for k, m in attrs["_entries"].items() if isinstance(state.fresh(m), ObjectRef)]
     if attrs.get("_opaque"):
@@ -688,12 +725,27 @@ def set_child(state, ref: ObjectRef, name, value) -> None:
         state.set_attrs(ref, {"_items": None, "_opaque": True} if "_items" in attrs else {"_opaque": True})
         return
     items = attrs.get("_items")
-    if items is not None and name.isdigit() and int(name) < len(items):
+    names = _item_names(attrs)
+    if items is not None and name in names:
         items = list(items)
-        items[int(name)] = value
+        items[names.index(name)] = value
         state.set_attr(ref, "_items", tuple(items))
         return
+    if items is not None and isinstance(value, ObjectRef) and value.kind == "module":
+        # A container's forward runs every child it holds, in the order they were
+        # added: `nn.Sequential()` then `add_module("fc", nn.Linear(...))`.
+        state.set_attrs(ref, {"_items": items + (value,), "_item_names": tuple(names) + (name,)})
     state.set_attr(ref, name, value)
+
+
+def _item_names(attrs: dict) -> list:
+    """The names of a container's children, as torch names them: their positions,
+    unless `add_module` named them."""
+    items = attrs.get("_items") or ()
+    names = attrs.get("_item_names")
+    if names is None or len(names) != len(items):
+        return [str(i) for i in range(len(items))]
+    return list(names)
 
 
 @method("module", "train", "eval")
@@ -834,7 +886,11 @@ def _remove_hook(call: Call):
 def _module_append(call: Call):
     attrs = call.state.attrs(call.receiver)
     items = attrs.get("_items")
-    call.state.set_attr(call.receiver, "_items", None if items is None else items + (call.arg(0),))
+    if items is None:
+        call.state.set_attr(call.receiver, "_items", None)
+    else:
+        call.state.set_attrs(call.receiver, {"_items": items + (call.arg(0),),
+                                             "_item_names": tuple(_item_names(attrs)) + (str(len(items)),)})
     return call.receiver
 
 

@@ -38,10 +38,10 @@ def _add_argument(call: Call):
     action = call.text(None, "action", "store")
     if action in _ACTIONS:
         default, kind = _ACTIONS[action]
-    elif action == "store" and "nargs" not in call.kwargs:
-        kind = _type_of(call.kwargs.get("type"))
+    elif action == "store":
+        kind = _type_of(call.kwargs.get("type")) if "nargs" not in call.kwargs else None
         default = call.kwargs.get("default", NONE)
-        if isinstance(default, StrValue) and kind not in (None, "str"):
+        if isinstance(default, StrValue) and "type" in call.kwargs and kind != "str":
             default = UNKNOWN        # argparse converts a string default with `type`
     else:
         default, kind = UNKNOWN, None
