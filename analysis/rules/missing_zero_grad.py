@@ -74,18 +74,43 @@ class MissingZeroGrad(Rule):
                         "their gradients add up across iterations",
                "manual": "gradients are never cleared in this loop: `{leaf}.grad` sums the "
                          "gradients of every iteration",
+               "closure": "`{optimizer}.step` evaluates its closure more than once, and nothing in "
+                          "it clears the gradients: each backward adds to the one before, and the "
+                          "step uses their sum",
+               "fix_closure": "Insert {optimizer}.zero_grad() at the start of the closure",
                "fix_optimizer": "Insert {optimizer}.zero_grad() at the start of the loop body",
                "fix_leaf": "Insert {leaf}.grad = None at the start of the loop body"},
         "zh": {"optimizer": "这个循环从不清零梯度：每次 backward 都累加到之前的梯度上，"
                             "`{optimizer}.step()` 用的是它们的累计和",
                "wrong": "这个循环清零的是 `{cleared}`，而 `{optimizer}` 更新的是别的参数：它们的梯度会跨迭代累加",
                "manual": "这个循环从不清零梯度：`{leaf}.grad` 是每次迭代梯度的总和",
+               "closure": "`{optimizer}.step` 会多次调用其闭包，而闭包中没有清零梯度："
+                          "每次 backward 都累加到上一次的梯度上，step 用的是它们的和",
+               "fix_closure": "在闭包开头插入 {optimizer}.zero_grad()",
                "fix_optimizer": "在循环体开头插入 {optimizer}.zero_grad()",
                "fix_leaf": "在循环体开头插入 {leaf}.grad = None"},
     }
 
     bad = (
         Example(_PHASES.format(clear=""), Silent("norms[2] > 2.5 * norms[0]", "the gradients add up"), line=12),
+        # LBFGS evaluates the closure several times per step.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(3, 1)\n"
+            "opt = torch.optim.LBFGS(model.parameters(), lr=0.01, max_iter=4)\n"
+            "x, y = torch.randn(16, 3), torch.randn(16, 1)\n"
+            "norms = []\n"
+            "def closure():\n"
+            "    loss = nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n"
+            "    norms.append(model.weight.grad.norm().item())\n"
+            "    return loss\n"
+            "opt.zero_grad()\n"
+            "opt.step(closure)\n",
+            Silent("len(norms) > 1 and norms[1] > 1.5 * norms[0]", "the second evaluation's gradient is a sum"),
+            line=10),
         # Cleared once per epoch; each batch backwards over sub-iterations, whose
         # count is an option's default, and steps.
         Example(
@@ -353,6 +378,20 @@ class MissingZeroGrad(Rule):
             "        loss = (model(x) - y).pow(2).mean()\n"
             "        loss.backward()\n"
             "        optimizer.step()\n"),
+        # LBFGS's closure clears before its backward, as torch's documentation shows.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "opt = torch.optim.LBFGS(model.parameters(), lr=0.01, max_iter=4)\n"
+            "x, y = torch.randn(16, 3), torch.randn(16, 1)\n"
+            "def closure():\n"
+            "    opt.zero_grad()\n"
+            "    loss = nn.functional.mse_loss(model(x), y)\n"
+            "    loss.backward()\n"
+            "    return loss\n"
+            "for epoch in range(3):\n"
+            "    opt.step(closure)\n"),
         # Each batch a loader yields is a new tensor: its `.grad` starts at None.
         Example(
             "import torch\n"
@@ -405,6 +444,33 @@ class MissingZeroGrad(Rule):
             reported.add(loop)
             yield self._report(trace, loop, event, events, locale)
         yield from self._opaque_optimizers(trace, reported, locale)
+        yield from self._closures(trace, locale)
+
+    def _closures(self, trace, locale):
+        """A closure that an optimizer evaluates several times per step (LBFGS), which
+        backwards and clears nothing: each evaluation adds to the one before."""
+        calls = trace.calls()
+        for step in calls:
+            if step.method != "step" or not step.extra.get("closure_summed"):
+                continue
+            backwards = [e for e in calls if is_backward(e)
+                         and any(getattr(site, "node", None) is step.node for site in e.ctx.calls)]
+            if not backwards:
+                continue
+            name = receiver_text(step.node.func, step)
+            closure = step.args[0] if step.args else step.kwargs.get("closure")
+            fixes = ()
+            body = getattr(getattr(closure, "node", None), "body", None)
+            enclosing = step.ctx.function.node if step.ctx.function is not None else None
+            # (Placed through an event of the closure's own code: its text may be
+            # another chunk than the step's.)
+            inside = next((e for e in calls if getattr(e.ctx.function, "node", None) is
+                           getattr(closure, "node", False)), None)
+            if isinstance(body, list) and body and inside is not None and (
+                    enclosing is None or any(n is closure.node for n in ast.walk(enclosing))):
+                fixes = (FixSpec(self.text("fix_closure", locale, optimizer=name),
+                                 (Edit("line_before", body[0], f"{name}.zero_grad()", inside),)),)
+            yield Report(backwards[0].node, self.text("closure", locale, optimizer=name), fixes, backwards[0])
 
     def _opaque_optimizers(self, trace, reported, locale):
         """An optimizer whose parameters are not known (a wrapped or parallelised

@@ -132,6 +132,39 @@ def _zero_grad(call: Call):
     return NONE
 
 
+def _closure_mark(call: Call):
+    """An iteration (loops, passes) no backward runs in: the closure's earlier run."""
+    return (call.ctx.loops, call.ctx.passes + (("closure", call.node.lineno, call.node.col_offset),))
+
+
+def _mark_filled(call: Call, optimizer) -> dict:
+    """Before the closure runs again (LBFGS evaluates it several times per step): the
+    parameters whose `.grad` the first run filled, marked so that a backward adding to
+    it, with nothing clearing it between, shows. Returns their earlier marks."""
+    params, _ = owned(call.state, optimizer)
+    marked = {}
+    for p in params:
+        p = call.state.fresh(p)
+        if p.grad in ("set", "summed"):
+            marked[p.tid] = (p.grad, p.grad_since)
+            call.state.update_tensor(replace(p, grad="set", grad_since=_closure_mark(call)))
+    return marked
+
+
+def _summed_since_marked(call: Call, marked: dict) -> bool:
+    """Whether a later run of the closure added to gradients the first run filled;
+    the marks are taken off again."""
+    summed = False
+    mark = _closure_mark(call)
+    for tid, (grad, since) in marked.items():
+        p = call.state.tensor(tid)
+        if p is None or p.grad_since != mark:
+            continue
+        summed = summed or p.grad == "summed"
+        call.state.update_tensor(replace(p, grad=grad if p.grad == "set" else "summed", grad_since=since))
+    return summed
+
+
 @method("optimizer", "step")
 def step(call: Call, optimizer: ObjectRef | None = None):
     """Runs the closure (with grad enabled, as torch's optimizers do), then changes
@@ -145,10 +178,15 @@ def step(call: Call, optimizer: ObjectRef | None = None):
         if saved is True:
             call.state.no_grad = False
         calls = call.state.attr(optimizer, "closure_calls", NumberValue("int", 1))
+        marked: dict = {}
         for index in range(calls.value if isinstance(calls, NumberValue) and calls.value else 1):
+            if index == 1:
+                marked = _mark_filled(call, optimizer)
             inner = Call(call.node, [], {}, call.state, call.ctx, call.walker, call.frame,
                          salt=call.salt + ("closure", index))
             result, _ = call.walker.apply(closure, inner)
+        if marked:
+            call.extra["closure_summed"] = _summed_since_marked(call, marked)
         call.state.no_grad = saved
     from autograd_lsp.analysis.semantics.autograd import iteration
     params, complete = owned(call.state, optimizer)
