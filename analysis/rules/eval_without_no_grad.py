@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import source_of
-from autograd_lsp.analysis.trace import CallSite, is_backward
+from autograd_lsp.analysis.trace import CallSite, Loop, is_backward
 
 
 
@@ -60,13 +61,32 @@ class EvalWithoutNoGrad(Rule):
     messages = {
         "en": {"message": "`{model}` is in eval mode and nothing here calls backward, but grad mode "
                           "is on: this forward pass records a graph for nothing",
+               "named": "`{model}` runs in `{function}`, which calls no backward, with grad mode "
+                        "on: this forward pass records a graph for nothing",
                "fix": "Wrap in `with {torch}.no_grad():`"},
         "zh": {"message": "`{model}` 处于 eval 模式且此处没有 backward，但梯度是开启的："
                           "这次前向计算白白记录了计算图",
+               "named": "`{model}` 在不调用 backward 的 `{function}` 中运行，但梯度是开启的："
+                        "这次前向计算白白记录了计算图",
                "fix": "包进 `with {torch}.no_grad():`"},
     }
 
     bad = (
+        # Never put in eval mode, but run by a function named for evaluation that
+        # backwards nothing.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "batches = [torch.randn(3, 4) for _ in range(2)]\n"
+            "def evaluate(model, batches):\n"
+            "    outputs = []\n"
+            "    for x in batches:\n"
+            "        outputs.append(model(x))\n"
+            "    return torch.cat(outputs)\n"
+            "preds = evaluate(model, batches)\n",
+            Silent("preds.grad_fn is not None", "the evaluation's outputs keep their graph"), line=9),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -174,6 +194,30 @@ class EvalWithoutNoGrad(Rule):
             Silent("val_out.grad_fn is not None", "each validation batch records a graph"), line=21),
     )
     good = (
+        # Named for evaluation, but its result is differentiated; a unit test; a
+        # framework's hook, which the framework runs under no_grad.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(4, 2)\n"
+            "batches = [torch.randn(3, 4) for _ in range(2)]\n"
+            "def evaluate(model, batches):\n"
+            "    total = 0\n"
+            "    for x in batches:\n"
+            "        total = total + model(x).pow(2).mean()\n"
+            "    return total\n"
+            "evaluate(model, batches).backward()\n"
+            "def test_output_shapes():\n"
+            "    for n in (1, 3):\n"
+            "        assert model(torch.randn(n, 4)).shape == (n, 2)\n"
+            "test_output_shapes()\n"
+            "class Module(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.net = nn.Linear(4, 2)\n"
+            "    def validation_step(self, batch):\n"
+            "        for x in batch:\n"
+            "            self.net(x)\n"),
         Example(PERIODIC_VALIDATION.format(validation=(
             "        with torch.no_grad():\n"
             "            for vx, vy in valid:\n"
@@ -237,9 +281,15 @@ class EvalWithoutNoGrad(Rule):
         calls = trace.calls()
         seen, reported = set(), set()
         for event in calls:
-            if not (event.extra.get("training") is False and event.extra.get("trainable")
-                    and event.ctx.no_grad is False):
+            if not (event.extra.get("trainable") and event.ctx.no_grad is False):
                 continue
+            evaluation = None
+            if event.extra.get("training") is not False:
+                # Not in eval mode, but run by the loop of a function named for
+                # evaluation (`test`, `evaluate`, `run_validation`) that backwards nothing.
+                evaluation = _named_evaluation(calls, event)
+                if evaluation is None:
+                    continue
             # The first pass a forward runs in: the first iteration for most, a later
             # one for a periodic evaluation (`if step % print_every == 0:` is taken
             # only when the loop's counter is no longer its first value).
@@ -261,14 +311,19 @@ class EvalWithoutNoGrad(Rule):
                 called = called.value          # `model.forward(x)` names `model`
             name = source_of(called, event)
             node, stmt, at, frame = _reported_at(calls, event)
-            if (node, frame) in reported:
-                continue      # two forwards of one helper call in the loop: one report
-            reported.add((node, frame))
+            # Two forwards of one helper call in the loop, or (by the function's name)
+            # two models in one statement: one report.
+            place = (node if evaluation is None else stmt, frame)
+            if place in reported:
+                continue
+            reported.add(place)
             fixes = ()
             if isinstance(stmt, (ast.Assign, ast.Expr, ast.AugAssign, ast.AnnAssign)):
                 fixes = (FixSpec(self.text("fix", locale, torch=torch),
                                  (Edit("wrap", stmt, f"with {torch}.no_grad():", at),)),)
-            yield Report(node, self.text("message", locale, model=name), fixes, at)
+            message = self.text("message", locale, model=name) if evaluation is None else \
+                self.text("named", locale, model=name, function=evaluation)
+            yield Report(node, message, fixes, at)
 
     @staticmethod
     def _backward_nearby(calls, event) -> bool:
@@ -286,6 +341,34 @@ class EvalWithoutNoGrad(Rule):
             if near and target is None:
                 return True
         return False
+
+
+# Names of functions that evaluate. (`*_step` hooks are left out: frameworks run
+# `validation_step` and `test_step` under no_grad themselves; `test_*` are unit tests.)
+_EVALUATION_NAME = re.compile(r"^_?(?:(?:run|do)_)?(?:test|eval|evaluate|evaluation|valid|validate|validation|val)"
+                              r"(?:_(?:epoch|model|loop|set|data|loader|one_epoch))?$")
+
+
+def _named_evaluation(calls, event) -> str | None:
+    """The name of the function, among those that led to `event`, named for evaluation,
+    whose own loop runs it and whose run backwards nothing; None otherwise."""
+    chain = [(site.function, index + 1) for index, site in enumerate(event.ctx.calls)]
+    if not event.ctx.calls:
+        chain.append((event.ctx.function, 0))
+    for function, depth in chain:
+        name = getattr(getattr(function, "node", None), "name", None)
+        if not name or not _EVALUATION_NAME.match(name):
+            continue
+        blocks = event.ctx.blocks
+        start = blocks.index(event.ctx.calls[depth - 1]) + 1 if depth else 0
+        if not any(isinstance(b, Loop) and not b.is_comprehension for b in blocks[start:]):
+            return None
+        inside = event.ctx.calls[:depth]
+        if any((is_backward(e) or e.qualname == "torch.autograd.grad") and e.ctx.calls[:depth] == inside
+               for e in calls):
+            return None
+        return name
+    return None
 
 
 def _backward_after(calls, event) -> bool:
