@@ -504,7 +504,7 @@ class Walker:
                 element = iteration.elements[index] if unrolled else iteration.element
                 element = _made_by_iteration(element, loop)
                 if iteration.renewed:
-                    element = _renewed(element, current)
+                    element = py.renewed(element, current)
                 self.assign(target, element, node, current, frame, replace(inner, stmt=node))
             self.block(node.body, current, frame, inner)
             end = join_states([current] + control.continues)
@@ -1249,16 +1249,6 @@ def _made_by_iteration(value, loop):
         return replace(value, made_in_loop=loop)
     if isinstance(value, TupleValue):
         return TupleValue(tuple(_made_by_iteration(v, loop) for v in value.items))
-    return value
-
-
-def _renewed(value, state: State):
-    """A batch a loader yields on this pass: new tensors, as the loader makes them
-    (what an earlier pass set on its batch is not on this one), whose `.grad` is None."""
-    if isinstance(value, TensorFacts) and value.is_leaf is True:
-        return state.created(replace(value, grad="none", grad_since=None))
-    if isinstance(value, TupleValue):
-        return TupleValue(tuple(_renewed(v, state) for v in value.items), value.names)
     return value
 
 

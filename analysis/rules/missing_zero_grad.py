@@ -405,7 +405,18 @@ class MissingZeroGrad(Rule):
             "    loss = F.cross_entropy(model(data), target)\n"
             "    model.zero_grad()\n"
             "    loss.backward()\n"
-            "    adversarial = (data + 0.1 * data.grad.sign()).clamp(0, 1)\n"),
+            "    adversarial = (data + 0.1 * data.grad.sign()).clamp(0, 1)\n"
+            "saliency = []\n"
+            "for i, (data, target) in enumerate(loader):\n"
+            "    data.requires_grad_()\n"
+            "    F.cross_entropy(model(data), target).backward()\n"
+            "    saliency.append(data.grad.abs().sum().item())\n"
+            "batches = iter(loader)\n"
+            "for step in range(2):\n"
+            "    data, target = next(batches)\n"
+            "    data.requires_grad_()\n"
+            "    F.cross_entropy(model(data), target).backward()\n"
+            "    saliency.append(data.grad.abs().sum().item())\n"),
         Example(
             "import torch\n"
             "grads = []\n"

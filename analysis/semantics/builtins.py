@@ -262,7 +262,7 @@ def _enumerate(call: Call):
         return containers.new_list(call, [TupleValue((NumberValue("int", i), e))
                                           for i, e in enumerate(inner.elements)])
     return containers.new_list(call, None, item=TupleValue((NumberValue("int"), inner.element)),
-                               nonempty=inner.nonempty)
+                               nonempty=inner.nonempty, renewed=inner.renewed)
 
 
 @builtin("zip")
@@ -281,7 +281,7 @@ def _zip(call: Call):
             return containers.new_list(call, [TupleValue(tuple(c[k] for c in columns)) for k in range(count)])
     nonempty = True if inners and all(i.nonempty for i in inners) else None
     return containers.new_list(call, None, item=TupleValue(tuple(i.element for i in inners)),
-                               nonempty=nonempty)
+                               nonempty=nonempty, renewed=bool(inners) and all(i.renewed for i in inners))
 
 
 @builtin("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter")
@@ -302,12 +302,23 @@ def _sequence(call: Call):
         return UNKNOWN
     if elements is not None and name != "sorted":
         return containers.new_list(call, list(elements))
-    return containers.new_list(call, None, item=inner.element, nonempty=inner.nonempty)
+    return containers.new_list(call, None, item=inner.element, nonempty=inner.nonempty, renewed=inner.renewed)
 
 
 @builtin("next")
 def _next(call: Call):
-    return iterate(call, call.arg(0)).element
+    inner = iterate(call, call.arg(0))
+    return renewed(inner.element, call.state) if inner.renewed else inner.element
+
+
+def renewed(value, state):
+    """A batch a loader yields, taken again: new tensors, as the loader makes them
+    (what was set on an earlier batch is not on this one), whose `.grad` is None."""
+    if isinstance(value, TensorFacts) and value.is_leaf is True:
+        return state.created(replace(value, grad="none", grad_since=None))
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(renewed(v, state) for v in value.items), value.names)
+    return value
 
 
 @builtin("dict")

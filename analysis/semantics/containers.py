@@ -24,14 +24,19 @@ from autograd_lsp.analysis.trace import StoreEvent
 
 # -- making them ----------------------------------------------------------------------------
 
-def new_list(call: Call, items, item=None, nonempty=None) -> ObjectRef:
+def new_list(call: Call, items, item=None, nonempty=None, renewed: bool = False) -> ObjectRef:
+    """A list; `renewed`: its items, not listed, are distinct objects (a loader's
+    batches), so iterating it gives a new one on every pass."""
     ref = ObjectRef(call.new_id(), "list", "list")
     if items is not None:
         items = tuple(items)
         item = join_all(items) if item is None else item
         nonempty = bool(items)
-    call.state.new_object(ref, {"items": items, "item": UNKNOWN if item is None else item,
-                                "nonempty": nonempty, "_loop": call.ctx.loop})
+    attrs = {"items": items, "item": UNKNOWN if item is None else item,
+             "nonempty": nonempty, "_loop": call.ctx.loop}
+    if renewed and items is None:
+        attrs["renewed"] = True
+    call.state.new_object(ref, attrs)
     return ref
 
 
@@ -87,7 +92,8 @@ def iterate(call: Call, ref: ObjectRef):
         if items is not None:
             items = [state.fresh(v) for v in items]
             return Iteration(items, join_all(items), bool(items))
-        return Iteration(None, state.fresh(attrs.get("item", UNKNOWN)), attrs.get("nonempty"))
+        return Iteration(None, state.fresh(attrs.get("item", UNKNOWN)), attrs.get("nonempty"),
+                         renewed=bool(attrs.get("renewed")))
     entries = attrs.get("entries")
     if entries is not None:
         keys = [_key_value(k) for k in entries]
