@@ -1241,6 +1241,25 @@ def _widen_counters(state: State, entry: State) -> None:
             before = entry.names.get(name)
             if isinstance(before, NumberValue) and before.value != value.value:
                 state.names[name] = NumberValue(value.kind, None)
+    # Likewise an object's counter (`self.t_step += 1`) and the length of a list the
+    # first pass added to (a replay buffer: `if len(self.memory) >= batch:` is taken
+    # on some later iteration).
+    keys = state.heap.changed_keys(entry.heap)
+    for oid in list(state.heap.keys() if keys is None else keys):
+        attrs, before = state.heap.get(oid), entry.heap.get(oid)
+        if attrs is None or before is None or attrs is before:
+            continue
+        widened = {}
+        for key, value in attrs.items():
+            old = before.get(key)
+            if isinstance(value, NumberValue) and value.value is not None and isinstance(old, NumberValue) \
+                    and old.value != value.value:
+                widened[key] = NumberValue(value.kind, None)
+        items, earlier = attrs.get("items"), before.get("items")
+        if isinstance(items, tuple) and (not isinstance(earlier, tuple) or len(items) != len(earlier)):
+            widened["items"] = None
+        if widened:
+            state.heap[oid] = {**attrs, **widened}
 
 
 def _made_by_iteration(value, loop):
