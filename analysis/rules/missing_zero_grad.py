@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from autograd_lsp.analysis.rulekit import operand_text, receiver_text, source_of
+from autograd_lsp.analysis.rulekit import operand_text, receiver_text, sole_statement, source_of
 from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, is_backward
 
 
@@ -78,6 +78,7 @@ class MissingZeroGrad(Rule):
                           "it clears the gradients: each backward adds to the one before, and the "
                           "step uses their sum",
                "fix_closure": "Insert {optimizer}.zero_grad() at the start of the closure",
+               "fix_before_backward": "Insert {optimizer}.zero_grad() before the backward",
                "fix_optimizer": "Insert {optimizer}.zero_grad() at the start of the loop body",
                "fix_leaf": "Insert {leaf}.grad = None at the start of the loop body"},
         "zh": {"optimizer": "这个循环从不清零梯度：每次 backward 都累加到之前的梯度上，"
@@ -87,12 +88,43 @@ class MissingZeroGrad(Rule):
                "closure": "`{optimizer}.step` 会多次调用其闭包，而闭包中没有清零梯度："
                           "每次 backward 都累加到上一次的梯度上，step 用的是它们的和",
                "fix_closure": "在闭包开头插入 {optimizer}.zero_grad()",
+               "fix_before_backward": "在 backward 之前插入 {optimizer}.zero_grad()",
                "fix_optimizer": "在循环体开头插入 {optimizer}.zero_grad()",
                "fix_leaf": "在循环体开头插入 {leaf}.grad = None"},
     }
 
     bad = (
         Example(_PHASES.format(clear=""), Silent("norms[2] > 2.5 * norms[0]", "the gradients add up"), line=12),
+        # An agent that learns once its replay memory is full enough: nothing in the
+        # program clears the gradients.
+        Example(
+            "import random\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Agent:\n"
+            "    def __init__(self):\n"
+            "        self.q = nn.Linear(4, 2)\n"
+            "        self.optimizer = torch.optim.SGD(self.q.parameters(), lr=1e-3)\n"
+            "        self.memory = []\n"
+            "        self.norms = []\n"
+            "    def step(self, state, reward):\n"
+            "        self.memory.append((state, reward))\n"
+            "        if len(self.memory) >= 4:\n"
+            "            self.learn(random.sample(self.memory, 4))\n"
+            "    def learn(self, batch):\n"
+            "        states = torch.stack([s for s, _ in batch])\n"
+            "        rewards = torch.tensor([r for _, r in batch])\n"
+            "        loss = (self.q(states).max(1)[0] - rewards).pow(2).mean()\n"
+            "        loss.backward()\n"
+            "        self.optimizer.step()\n"
+            "        self.norms.append(self.q.weight.grad.norm().item())\n"
+            "random.seed(0)\n"
+            "torch.manual_seed(0)\n"
+            "agent = Agent()\n"
+            "for t in range(12):\n"
+            "    agent.step(torch.randn(4), 1.0)\n",
+            Silent("agent.norms[-1] > 3 * agent.norms[0]", "each step uses the sum of every update's gradients"),
+            line=18),
         # LBFGS evaluates the closure several times per step.
         Example(
             "import torch\n"
@@ -378,6 +410,25 @@ class MissingZeroGrad(Rule):
             "        loss = (model(x) - y).pow(2).mean()\n"
             "        loss.backward()\n"
             "        optimizer.step()\n"),
+        # An update on one iteration only, and one that clears in its helper.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(4, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for t in range(5):\n"
+            "    if t == 4:\n"
+            "        model(torch.randn(2, 4)).sum().backward()\n"
+            "        opt.step()\n"
+            "memory = []\n"
+            "def learn(batch):\n"
+            "    opt.zero_grad()\n"
+            "    model(torch.stack(batch)).pow(2).mean().backward()\n"
+            "    opt.step()\n"
+            "for t in range(6):\n"
+            "    memory.append(torch.randn(4))\n"
+            "    if len(memory) >= 3:\n"
+            "        learn(memory[-3:])\n"),
         # LBFGS's closure clears before its backward, as torch's documentation shows.
         Example(
             "import torch\n"
@@ -455,7 +506,44 @@ class MissingZeroGrad(Rule):
             reported.add(loop)
             yield self._report(trace, loop, event, events, locale)
         yield from self._opaque_optimizers(trace, reported, locale)
+        yield from self._conditional_updates(trace, reported, locale)
         yield from self._closures(trace, locale)
+
+    def _conditional_updates(self, trace, reported, locale):
+        """Updates under a condition in a loop (a replay buffer full enough, every k
+        environment steps) in a program where nothing clears gradients: from the second
+        update on, each step uses the sum of every earlier backward. (A condition that
+        picks one iteration, `==`, is left out: the update may run once.)"""
+        events = trace.events
+        calls = trace.calls()
+        steps = [e for e in calls if e.method == "step" and e.extra.get("complete")
+                 and e.extra.get("params") and isinstance(e.extra.get("optimizer"), ObjectRef)]
+        if not steps or any(_clears(e, step) for e in events for step in steps[:1]) \
+                or _zero_grad_not_called(events):
+            return
+        for loop_event in trace.loops():
+            loop = loop_event.loop
+            if loop in reported or loop.is_comprehension or loop.unrolled:
+                continue
+            for step in steps:
+                if loop not in step.ctx.loops or step.ctx.loop_pass_of(loop) != 1 \
+                        or step.ctx.always_runs_in(loop) or _picks_one_iteration(step, loop):
+                    continue
+                params = step.extra["params"]
+                backwards = [e for e in calls if is_backward(e) and loop in e.ctx.loops
+                             and e.ctx.loop_pass_of(loop) == 1 and e.extra.get("leaves", frozenset()) & params
+                             and not _picks_one_iteration(e, loop)]
+                if not backwards or any(_clears(e, step) for e in events):
+                    continue
+                reported.add(loop)
+                backward = backwards[-1]
+                name = receiver_text(step.node.func, step)
+                fixes = ()
+                if backward.ctx.calls == step.ctx.calls and sole_statement(backward) is not None:
+                    fixes = (FixSpec(self.text("fix_before_backward", locale, optimizer=name),
+                                     (Edit("line_before", backward.ctx.stmt, f"{name}.zero_grad()", backward),)),)
+                yield Report(backward.node, self.text("optimizer", locale, optimizer=name), fixes, backward)
+                break
 
     def _closures(self, trace, locale):
         """A closure that an optimizer evaluates several times per step (LBFGS), which
@@ -529,6 +617,25 @@ class MissingZeroGrad(Rule):
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
         return _report_at_backward(events, consumer, site, at, self.text("manual", locale, leaf=leaf),
                                    fixes)
+
+
+def _clears(event, step) -> bool:
+    """`_may_clear`, where reading a gradient (`p.grad.abs()`) is not clearing it."""
+    if isinstance(event, CallEvent) and isinstance(event.receiver, GradAttr) and not event.method.endswith("_"):
+        return False
+    return _may_clear(event, step)
+
+
+def _picks_one_iteration(event, loop) -> bool:
+    """Whether an `if` between `loop` and the event tests for equality (`if t == 0:`):
+    the branch may run on one iteration only."""
+    blocks = event.ctx.blocks
+    inner = blocks[blocks.index(loop) + 1:] if loop in blocks else blocks
+    for block in inner:
+        test = getattr(getattr(block, "node", block), "test", None)
+        if test is not None and any(isinstance(n, (ast.Eq, ast.Is)) for n in ast.walk(test)):
+            return True
+    return False
 
 
 def _zero_grad_not_called(events) -> bool:
