@@ -371,6 +371,11 @@ def test_options_read_from_the_command_line_have_a_type_and_no_value():
         "w = torch.randn(args.batch, 3)\n"
         "w\n")
     assert facts_of(source, "w").shape == (None, 3)
+    # A positional option is on every command line: `parse_args([])` has no value for it.
+    positional = source.replace("'--batch', type=int, default=4", "'batch', type=int").replace(
+        "parse_args()", "parse_args([])")
+    shape = facts_of(positional, "w").shape
+    assert shape is None or shape[0] is None
 
 
 def test_a_dotted_import_binds_its_first_name():

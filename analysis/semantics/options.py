@@ -45,8 +45,10 @@ def _add_argument(call: Call):
             default = UNKNOWN        # argparse converts a string default with `type`
     else:
         default, kind = UNKNOWN, None
-    if call.kwargs.get("required") is not None:
-        default = UNKNOWN
+    positional = bool(call.args) and isinstance(call.args[0], StrValue) and \
+        not (call.args[0].value or "").startswith("-")
+    if call.kwargs.get("required") is not None or (positional and call.text(None, "nargs") not in ("?", "*")):
+        default = UNKNOWN        # given on every command line: no default is used
     call.state.set_attr(call.receiver, _PREFIX + dest, TupleValue((default, _typed(kind))))
     return UNKNOWN
 
