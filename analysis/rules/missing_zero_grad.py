@@ -125,6 +125,24 @@ class MissingZeroGrad(Rule):
             "    agent.step(torch.randn(4), 1.0)\n",
             Silent("agent.norms[-1] > 3 * agent.norms[0]", "each step uses the sum of every update's gradients"),
             line=18),
+        # Accumulation set to one step: the clear's condition is never true, and the
+        # gradient read before the conditional step is a sum.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=1e-3)\n"
+            "accum = 1\n"
+            "norms = []\n"
+            "for i, x in enumerate(torch.randn(4, 8, 4), start=1):\n"
+            "    if accum > 1 and i % accum == 1:\n"
+            "        opt.zero_grad()\n"
+            "    (model(x).pow(2).mean() / accum).backward()\n"
+            "    if i % accum == 0:\n"
+            "        norms.append(model.weight.grad.norm().item())\n"
+            "        opt.step()\n",
+            Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of every batch's gradients"), line=11),
         # LBFGS evaluates the closure several times per step.
         Example(
             "import torch\n"
@@ -499,7 +517,7 @@ class MissingZeroGrad(Rule):
                 continue
             events = [e for e in trace.inside(loop, first_pass=False)
                       if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
-            if not event.ctx.always_runs_in(loop) and any(_may_clear(e, event) for e in events):
+            if not event.ctx.always_runs_in(loop) and any(_clears(e, event) for e in events):
                 continue      # step and clearing under a condition: gradient accumulation on purpose
             if _zero_grad_not_called(events):
                 continue
@@ -585,7 +603,7 @@ class MissingZeroGrad(Rule):
                      and e.ctx.always_runs_in(loop)]
             backwards = [e for e in events if is_backward(e) and e.ctx.always_runs_in(loop)
                          and _training_loop(e.ctx) is loop]
-            if not steps or not backwards or any(_may_clear(e, steps[0]) for e in events) \
+            if not steps or not backwards or any(_clears(e, steps[0]) for e in events) \
                     or _zero_grad_not_called(events):
                 continue
             reported.add(loop)
@@ -655,8 +673,9 @@ def _may_clear(event, step) -> bool:
         return True
     if isinstance(event.receiver, GradAttr):
         return True
-    optimizer = step.extra.get("optimizer")
-    if event.qualname is None and not event.followed and event is not step \
+    # (`step` may be the read of a summed `.grad`, which names no optimizer.)
+    optimizer = step.extra.get("optimizer") if isinstance(step, CallEvent) else None
+    if optimizer is not None and event.qualname is None and not event.followed and event is not step \
             and any(isinstance(v, ObjectRef) and v == optimizer for v in (*event.args, *event.kwargs.values())):
         return True      # code we cannot see is handed the optimizer
     return False
