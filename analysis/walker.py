@@ -171,7 +171,7 @@ class Walker:
         call.extra["training"] = truth(call.state.attr(ref, "training"))
         call.extra["trainable"] = any(p.requires_grad is True for p in params)
         value, followed = objects.call_module(self, ref, call)
-        for index, hook in enumerate(call.state.attrs(ref).get("_forward_hooks", ())):
+        for index, hook in enumerate(nn_ops.forward_hooks(call.state, ref)):
             if hook is NONE:
                 continue            # removed by its handle
             # `hook(module, inputs, output)`: what it returns, unless None, replaces

@@ -425,3 +425,21 @@ def test_an_evaluation_helper_is_reported_once_at_its_call_in_the_loop():
         "evaluate([torch.randn(2, 6)])\n"
         "evaluate([torch.randn(3, 6)])\n")
     assert [(f.code, f.line) for f in analyze(source)] == [("AG303", 11)]
+
+
+def test_a_hook_registered_on_one_path_and_a_gradient_passed_by_name():
+    # Neither stops the analysis: a hook on one path only leaves the hooks unknown; a
+    # method called on a name bound to `x.grad.data` is not where a None `.grad` is read.
+    source = HEAD + (
+        "net = nn.Linear(3, 2)\n"
+        "if random.random() > 0.5:\n"
+        "    net.register_forward_hook(lambda m, i, o: None)\n"
+        "x = torch.randn(4, 3, requires_grad=True)\n"
+        "out = net(x)\n"
+        "def perturb(t, g):\n"
+        "    return t + 0.1 * g.sign()\n"
+        "def attack():\n"
+        "    return perturb(x, x.grad.data)\n"
+        "adversarial = attack()\n"
+        "out\n")
+    assert facts_of(source, "out").shape == (4, 2)

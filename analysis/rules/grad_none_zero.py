@@ -158,6 +158,9 @@ class GradNoneZero(Rule):
             if not (isinstance(receiver, GradAttr) and receiver.owner.grad == "none"):
                 continue
             grad_node = event.node.func.value           # `x.grad` or `x.grad.data`
+            read = grad_node.value if receiver.via_data and isinstance(grad_node, ast.Attribute) else grad_node
+            if not (isinstance(read, ast.Attribute) and read.attr == "grad"):
+                continue      # a name bound to it (`g = x.grad.data`): the line that read it raised
             attr = "data" if receiver.via_data else event.method
             owner = receiver_text(grad_node.value if receiver.via_data else grad_node, event)
             kind = "not_required" if receiver.owner.requires_grad is False else "message"

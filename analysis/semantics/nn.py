@@ -717,6 +717,13 @@ def child_name(index) -> str | None:
     return None
 
 
+def forward_hooks(state, ref: ObjectRef) -> tuple:
+    """The forward hooks registered on a module; none known when a branch registered
+    one on one path only."""
+    hooks = state.attrs(ref).get("_forward_hooks")
+    return hooks if isinstance(hooks, tuple) else ()
+
+
 def set_child(state, ref: ObjectRef, name, value) -> None:
     """`setattr(module, name, child)`: a container's numbered child, or an attribute;
     a name that is not known leaves the module's structure unknown."""
@@ -862,7 +869,7 @@ def _register_forward_hook(call: Call):
     hook = call.arg(0)
     if call.args[1:] or call.kwargs:
         hook = UNKNOWN          # `with_kwargs=True`, `prepend=True`...: not followed
-    hooks = call.state.attrs(call.receiver).get("_forward_hooks", ())
+    hooks = forward_hooks(call.state, call.receiver)
     call.state.set_attr(call.receiver, "_forward_hooks", hooks + (hook,))
     # The handle's `remove()` takes this hook off again (Grad-CAM removes its hooks
     # once the maps are drawn).
@@ -875,7 +882,7 @@ def _remove_hook(call: Call):
     attrs = call.state.attrs(call.receiver)
     module, index = attrs.get("module"), attrs.get("index")
     if isinstance(module, ObjectRef) and isinstance(index, int):
-        hooks = list(call.state.attrs(module).get("_forward_hooks", ()))
+        hooks = list(forward_hooks(call.state, module))
         if index < len(hooks):
             hooks[index] = NONE          # kept in place: later handles hold their index
             call.state.set_attr(module, "_forward_hooks", tuple(hooks))
