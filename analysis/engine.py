@@ -39,9 +39,9 @@ class AnalysisStopped(Exception):
 
 
 SYNTAX_CODE = "AG001"
+SYNTAX_NAME = "syntax-error"
 # Methods that make a loop a training loop (see ParsedChunk.trains_nothing).
 _TRAINING_METHODS = frozenset({"backward", "step", "zero_grad", "grad"})
-SYNTAX_NAME = "syntax-error"
 
 
 @dataclass(eq=False)
@@ -63,6 +63,7 @@ class ParsedChunk:
     _signature: object = None
     _free: dict = field(default_factory=dict)
     _bound: dict = field(default_factory=dict)
+    _trains: dict = field(default_factory=dict)
     # id(function node) -> relevance._Summary of it (see analysis/relevance.py).
     relevance_summaries: dict = field(default_factory=dict)
     _generators: dict = field(default_factory=dict)
@@ -83,13 +84,13 @@ class ParsedChunk:
         """Whether a loop's body holds no backward, step or gradient clearing, nor a
         loop of its own: a loop that builds (layers, a list of blocks), which a short
         `range` may run number by number."""
-        key = ("trains", id(node))
-        found = self._bound.get(key)
+        key = id(node)
+        found = self._trains.get(key)
         if found is None:
             found = not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) or
                             (isinstance(n, ast.Attribute) and n.attr in _TRAINING_METHODS)
                             for body in (node.body, node.orelse) for stmt in body for n in ast.walk(stmt))
-            self._bound[key] = found
+            self._trains[key] = found
         return found
 
     def free_names(self, node) -> tuple:
