@@ -447,6 +447,16 @@ class MissingZeroGrad(Rule):
             "    memory.append(torch.randn(4))\n"
             "    if len(memory) >= 3:\n"
             "        learn(memory[-3:])\n"),
+        # A model and its optimizer made anew for each trial: its gradients start at None.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "for trial in range(6):\n"
+            "    model = nn.Linear(4, 1)\n"
+            "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "    if trial % 2:\n"
+            "        model(torch.randn(2, 4)).sum().backward()\n"
+            "        opt.step()\n"),
         # LBFGS's closure clears before its backward, as torch's documentation shows.
         Example(
             "import torch\n"
@@ -545,7 +555,8 @@ class MissingZeroGrad(Rule):
                 continue
             for step in steps:
                 if loop not in step.ctx.loops or step.ctx.loop_pass_of(loop) != 1 \
-                        or step.ctx.always_runs_in(loop) or _picks_one_iteration(step, loop):
+                        or step.ctx.always_runs_in(loop) or _picks_one_iteration(step, loop) \
+                        or _made_anew_in(step, loop):
                     continue
                 params = step.extra["params"]
                 backwards = [e for e in calls if is_backward(e) and loop in e.ctx.loops
@@ -635,6 +646,13 @@ class MissingZeroGrad(Rule):
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
         return _report_at_backward(events, consumer, site, at, self.text("manual", locale, leaf=leaf),
                                    fixes)
+
+
+def _made_anew_in(step, loop) -> bool:
+    """Whether some parameter the step updates is made again on each iteration of
+    `loop` (or of a loop inside it): its gradients start at None there."""
+    return any(made is loop or any(n is made.node for n in ast.walk(loop.node))
+               for made in step.extra.get("params_made_in", ()))
 
 
 def _clears(event, step) -> bool:

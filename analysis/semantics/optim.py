@@ -193,6 +193,9 @@ def step(call: Call, optimizer: ObjectRef | None = None):
     call.extra["params"] = frozenset(p.tid for p in params)
     call.extra["complete"] = complete
     call.extra["optimizer"] = optimizer
+    # The loops whose iterations make the parameters anew (a model built per trial).
+    call.extra["params_made_in"] = frozenset(p.made_in_loop for p in (call.state.fresh(q) for q in params)
+                                             if p.made_in_loop is not None)
     here = iteration(call)
     # Gradients summed since an earlier iteration, not cleared since: this step uses them.
     call.extra["stale"] = {p.tid: p.grad_since for p in (call.state.fresh(q) for q in params)
