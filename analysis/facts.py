@@ -294,7 +294,8 @@ class ClassValue:
     bases: tuple                     # values: ClassValue, TorchName, ExternalName, Unknown
     methods: dict                    # name -> FunctionValue
     attrs: dict                      # class-level values
-    # What it derives from, through its bases: "module", "optimizer", "dataset" or "instance".
+    # What it derives from, through its bases: "module", "optimizer", "dataset",
+    # "autograd_function" (a custom torch.autograd.Function) or "instance".
     kind: str = "instance"
     # Fields of a @dataclass / NamedTuple, in order: their __init__ is synthesised.
     fields: tuple | None = None

@@ -781,6 +781,8 @@ class Walker:
             found = receiver.lookup(name)
             if found is not None:
                 return found
+            if semantics.find_method(receiver, name) is not None:
+                return MethodOf(receiver, name)      # `Fn.apply` of a custom autograd Function
             return UNKNOWN
         if isinstance(receiver, objects.SuperValue):
             return objects.super_attribute(receiver, name)

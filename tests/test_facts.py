@@ -25,6 +25,18 @@ def facts(source: str, name: str, line: int | None = None):
     return found[1]
 
 
+_CUSTOM_FUNCTION = (
+    "import torch\n"
+    "class Square(torch.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(ctx, x):\n"
+    "        ctx.save_for_backward(x)\n"
+    "        return x * x\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, grad):\n"
+    "        x, = ctx.saved_tensors\n"
+    "        return 2 * x * grad\n")
+
 CASES = [
     # (source, name, expected facts)
     ("import torch\nx = torch.randn(3, 4, requires_grad=True)\nx\n", "x",
@@ -150,6 +162,16 @@ CASES = [
     ("import torch\nimport torch.distributions as D\nmu = torch.randn(4, 2, requires_grad=True)\n"
      "h = D.Categorical(logits=mu).entropy()\nh\n", "h",
      dict(requires_grad=True, is_leaf=False, shape=(4,), grad_fn="NegBackward0")),
+    # A custom autograd Function: its forward runs without grad, its output is wrapped.
+    (_CUSTOM_FUNCTION + "w = torch.randn(3, 2, requires_grad=True)\ny = Square.apply(w * 1.0)\ny\n", "y",
+     dict(requires_grad=True, is_leaf=False, shape=(3, 2), dtype="float32", grad_fn="SquareBackward")),
+    (_CUSTOM_FUNCTION + "square = Square.apply\ny = square(torch.ones(4))\ny\n", "y",
+     dict(requires_grad=False, is_leaf=True, shape=(4,))),
+    ("import torch\np = torch.softmax(torch.randn(2, 5, requires_grad=True), -1)\na = p.multinomial(3)\na\n", "a",
+     dict(requires_grad=False, is_leaf=True, dtype="int64", shape=(2, 3))),
+    ("import torch\np = torch.softmax(torch.randn(5, requires_grad=True), 0)\n"
+     "a = torch.multinomial(p, 1).item()\nlp = torch.log(p[a])\nlp\n", "lp",
+     dict(requires_grad=True, is_leaf=False, shape=())),
 ]
 
 

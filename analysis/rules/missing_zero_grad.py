@@ -12,6 +12,22 @@ from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpr
 
 # A subclass of a layer that keeps the layer's forward and parameters.
 # A helper that trains or only evaluates, by the phase its caller names.
+# The tutorial's custom ReLU (a torch.autograd.Function), for the examples below.
+_MY_RELU = (
+    "import torch\n"
+    "class MyReLU(torch.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(ctx, x):\n"
+    "        ctx.save_for_backward(x)\n"
+    "        return x.clamp(min=0)\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, grad_output):\n"
+    "        x, = ctx.saved_tensors\n"
+    "        grad = grad_output.clone()\n"
+    "        grad[x < 0] = 0\n"
+    "        return grad\n"
+)
+
 _PHASES = (
     "import torch\n"
     "import torch.nn as nn\n"
@@ -143,6 +159,21 @@ class MissingZeroGrad(Rule):
             "        norms.append(model.weight.grad.norm().item())\n"
             "        opt.step()\n",
             Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of every batch's gradients"), line=11),
+        # The tutorial's custom ReLU, without the clearing after the update.
+        Example(
+            _MY_RELU +
+            "torch.manual_seed(0)\n"
+            "x = torch.randn(16, 4)\n"
+            "w = torch.randn(4, 1, requires_grad=True)\n"
+            "norms = []\n"
+            "for t in range(3):\n"
+            "    loss = (MyReLU.apply(x.mm(w)) - 1).pow(2).sum()\n"
+            "    loss.backward()\n"
+            "    norms.append(w.grad.norm().item())\n"
+            "    with torch.no_grad():\n"
+            "        w -= 1e-4 * w.grad\n",
+            Silent("norms[2] > 2.5 * norms[0]", "each update uses the sum of every iteration's gradients"),
+            line=19),
         # LBFGS evaluates the closure several times per step.
         Example(
             "import torch\n"
@@ -345,6 +376,18 @@ class MissingZeroGrad(Rule):
     )
     good = (
         Example(_PHASES.format(clear="        optimizer.zero_grad()\n")),
+        # The tutorial's custom ReLU as written: the gradient cleared after the update.
+        Example(
+            _MY_RELU +
+            "x = torch.randn(16, 4)\n"
+            "w = torch.randn(4, 1, requires_grad=True)\n"
+            "relu = MyReLU.apply\n"
+            "for t in range(3):\n"
+            "    loss = (relu(x.mm(w)) - 1).pow(2).sum()\n"
+            "    loss.backward()\n"
+            "    with torch.no_grad():\n"
+            "        w -= 1e-4 * w.grad\n"
+            "        w.grad.zero_()\n"),
         Example(
             _NOISY_LINEAR +
             "model = NoisyLinear(4, 2)\n"

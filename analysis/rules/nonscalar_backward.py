@@ -125,6 +125,23 @@ class NonscalarBackward(Rule):
             "x = torch.randn(3, requires_grad=True)\n"
             "apply_gradients(x * 2)\n",
             Raises("RuntimeError", RUNTIME), line=3),
+        # REINFORCE without the sum: the log-probabilities of sampled actions,
+        # picked by an index read from `multinomial`, stacked into one per step.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "policy = nn.Sequential(nn.Linear(4, 2), nn.Softmax(dim=-1))\n"
+            "def run_episode(steps=5):\n"
+            "    log_probs = []\n"
+            "    for _ in range(steps):\n"
+            "        probs = policy(torch.randn(4))\n"
+            "        action = probs.multinomial(1).item()\n"
+            "        log_probs.append(torch.log(probs[action]))\n"
+            "    return log_probs\n"
+            "log_probs = run_episode()\n"
+            "loss = -torch.stack(log_probs) * torch.ones(5)\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=13),
     )
     good = (
         Example(_PIXEL_LOSS.format(loss="focal.mean()")),

@@ -170,6 +170,9 @@ def kind_of(value) -> str:
     from autograd_lsp.analysis.semantics.external import NdArray
     if isinstance(value, NdArray):
         return "ndarray"
+    from autograd_lsp.analysis.facts import ClassValue
+    if isinstance(value, ClassValue):
+        return "class"
     return "any"
 
 
@@ -194,9 +197,9 @@ def find_function(qualname: str):
 
 def _load() -> None:
     # The families register themselves on import.
-    from autograd_lsp.analysis.semantics import (autograd, builtins, containers, data,  # noqa: F401
-                                                 distributions, external, library_models, nn, optim,
-                                                 options, tensors)
+    from autograd_lsp.analysis.semantics import (autograd, builtins, containers,  # noqa: F401
+                                                 custom_functions, data, distributions, external,
+                                                 library_models, nn, optim, options, tensors)
 
 
 _load()

@@ -89,6 +89,8 @@ def _kind_of(bases) -> str:
                 return "optimizer"
             if name.startswith("torch.utils.data."):
                 return "dataset"
+            if name in ("torch.autograd.Function", "torch.autograd.function.Function"):
+                return "autograd_function"
     return "instance"
 
 

@@ -873,6 +873,22 @@ def _normal(call: Call):
     return factory(call)
 
 
+def _multinomial(call: Call, probs):
+    """Indices drawn from `probs`: int64, never requiring grad (nothing flows back
+    through a draw); one row of `num_samples` per row of `probs`."""
+    count = call.number(1 if call.receiver is None else 0, "num_samples")
+    shape = None
+    if isinstance(probs, TensorFacts) and probs.shape is not None and len(probs.shape) in (1, 2) \
+            and isinstance(count, int):
+        shape = probs.shape[:-1] + (count,)
+    return new_tensor(call, False, True, "int64", shape, "sample")
+
+
+@function("torch.multinomial")
+def _torch_multinomial(call: Call):
+    return _multinomial(call, call.arg(0, "input"))
+
+
 @function("torch.clone")
 def _clone(call: Call):
     t = call.arg(0)
@@ -1030,6 +1046,11 @@ def _detach_(call: Call):
 def _item(call: Call):
     kind = dtype_kind(call.receiver.dtype)
     return NumberValue(kind) if kind in ("float", "int", "bool") else NumberValue("float")
+
+
+@tensor_method("multinomial")
+def _multinomial_method(call: Call):
+    return _multinomial(call, call.receiver)
 
 
 @tensor_method("tolist")

@@ -1,0 +1,63 @@
+"""Custom autograd Functions: `class F(torch.autograd.Function)` with static
+`forward` and `backward`, called as `F.apply(*inputs)`.
+
+torch runs `forward` with grad disabled and wraps what it returns: each tensor
+output requires grad when a tensor input does (and grad mode is on), is not a
+leaf, and has a `grad_fn` named after the class (`FBackward`). The forward is
+walked for the shape and dtype of its outputs; its `ctx` is an object of its
+own whose bookkeeping methods (`save_for_backward`, `mark_dirty`...) change
+nothing the analysis follows. `backward` is never walked: what it computes
+reaches the user only through `.grad`, and its own bugs are out of reach.
+"""
+from __future__ import annotations
+
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ClassValue, FunctionValue, ObjectRef, TensorFacts,
+                                         TupleValue, replace)
+from autograd_lsp.analysis.semantics import Call, method
+from autograd_lsp.analysis.semantics import builtins as py
+from autograd_lsp.analysis.semantics import tensors as t_ops
+
+# The kind of a class derived from torch.autograd.Function (see objects._kind_of).
+KIND = "autograd_function"
+
+
+@method("class", "apply")
+def _apply(call: Call):
+    cls = call.receiver
+    forward = cls.lookup("forward") if isinstance(cls, ClassValue) else None
+    if not isinstance(cls, ClassValue) or cls.kind != KIND or not isinstance(forward, FunctionValue):
+        py.havoc(call)
+        return UNKNOWN
+    state = call.state
+    ctx_ref = ObjectRef(call.new_id(1), "function_ctx", None)
+    state.new_object(ctx_ref, {})
+    saved_mode = state.no_grad
+    # Inside `forward` grad is off: nothing it computes records a graph of its own.
+    value, _ = call.walker.invoke(replace(forward, no_grad=True), [ctx_ref, *call.args], call.kwargs, state,
+                                  call.frame, call.ctx, call.node, starred=call.starred, salt=call.salt)
+    state.no_grad = saved_mode
+    inputs = [state.fresh(a) for a in (*call.args, *call.kwargs.values())]
+    grad_fn = f"{cls.name}Backward"
+    value = state.fresh(value)
+    if isinstance(value, TupleValue):
+        return TupleValue(tuple(_output(call, inputs, state.fresh(item), grad_fn, index + 2)
+                                for index, item in enumerate(value.items)))
+    return _output(call, inputs, value, grad_fn, 2)
+
+
+def _output(call: Call, inputs: list, out, grad_fn: str, part: int):
+    if out is not NONE and not isinstance(out, TensorFacts) and out is not UNKNOWN:
+        return out                       # a number or an object: passed through as it is
+    shape = out.shape if isinstance(out, TensorFacts) else None
+    dtype = out.dtype if isinstance(out, TensorFacts) else None
+    if out is NONE:
+        return NONE
+    # What saves the backward keeps is the user's business: no node is claimed.
+    return t_ops.derived(call, "custom_function", inputs, shape, dtype, saves=False,
+                         grad_fn=grad_fn, part=part)
+
+
+@method("function_ctx", "save_for_backward", "save_for_forward", "mark_dirty",
+        "mark_non_differentiable", "set_materialize_grads")
+def _bookkeeping(call: Call):
+    return NONE
