@@ -328,9 +328,22 @@ class Trace:
     torch_name: str | None = None
     # Some chunk of the module mentions `.backward(`.
     mentions_backward: bool = False
+    _of: dict | None = field(default=None, repr=False, compare=False)
+    _of_size: int = field(default=0, repr=False, compare=False)
+    _by_loop: dict | None = field(default=None, repr=False, compare=False)
+    _by_loop_size: int = field(default=0, repr=False, compare=False)
 
     def of(self, kind: type) -> list:
-        return [e for e in self.events if isinstance(e, kind)]
+        # Rules ask for the same kinds again and again: each is listed once per
+        # length of the trace (events are only ever appended).
+        cache = self._of
+        if cache is None or self._of_size != len(self.events):
+            cache = self._of = {}
+            self._of_size = len(self.events)
+        found = cache.get(kind)
+        if found is None:
+            found = cache[kind] = [e for e in self.events if isinstance(e, kind)]
+        return list(found)
 
     # -- queries -------------------------------------------------------------------------
 
@@ -352,11 +365,22 @@ class Trace:
 
     def inside(self, loop, first_pass: bool = True) -> list:
         """The events of an iteration of `loop` (in functions it calls too)."""
-        out = []
-        for e in self.events:
-            if loop in e.ctx.loops and not (first_pass and e.ctx.loop_pass_of(loop) != 0):
-                out.append(e)
-        return out
+        events = self._events_by_loop().get(loop, ())
+        if not first_pass:
+            return list(events)
+        return [e for e in events if e.ctx.loop_pass_of(loop) == 0]
+
+    def _events_by_loop(self) -> dict:
+        """Loop -> the events inside it, in order: indexed once (rules ask of every
+        loop, and a file of many loops has many events)."""
+        index = self._by_loop
+        if index is None or self._by_loop_size != len(self.events):
+            index = {}
+            for e in self.events:
+                for loop in set(e.ctx.loops):
+                    index.setdefault(loop, []).append(e)
+            self._by_loop, self._by_loop_size = index, len(self.events)
+        return index
 
 
 # -- what calls are -------------------------------------------------------------------------

@@ -1112,7 +1112,9 @@ class Walker:
         if function.source is not caller.source and getattr(source, "module_names", None) is not None:
             globals_ = source.module_names
         frame = Frame(function, source, globals_, None,
-                      prefix=(caller.prefix, self.new_id(caller, node, ("call",) + salt)) if node is not None
+                      # (The call site's identity holds the caller's prefix already: nesting
+                      # it again would double the identity's size, and its hashing, per level.)
+                      prefix=self.new_id(caller, node, ("call",) + salt) if node is not None
                       else ("alone", function.qualname, source.key),
                       depth=depth, module=caller.module)
         site = CallSite(node, caller.source, function, ctx.stmt) if node is not None else None

@@ -10,8 +10,6 @@ from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpr
 
 
 
-# A subclass of a layer that keeps the layer's forward and parameters.
-# A helper that trains or only evaluates, by the phase its caller names.
 # The tutorial's custom ReLU (a torch.autograd.Function), for the examples below.
 _MY_RELU = (
     "import torch\n"
@@ -28,6 +26,7 @@ _MY_RELU = (
     "        return grad\n"
 )
 
+# A helper that trains or only evaluates, by the phase its caller names.
 _PHASES = (
     "import torch\n"
     "import torch.nn as nn\n"
@@ -48,6 +47,7 @@ _PHASES = (
 )
 
 
+# A subclass of a layer that keeps the layer's forward and parameters.
 _NOISY_LINEAR = (
     "import torch\n"
     "from torch import nn\n"

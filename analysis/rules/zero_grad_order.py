@@ -243,6 +243,8 @@ class ZeroGradOrder(Rule):
     )
 
     def check(self, trace, locale):
+        if not any(e.method == "zero_grad" for e in trace.calls()):
+            return                  # every finding here is about a clear
         calls = [e for e in trace.calls() if not any(e.ctx.passes)]
         # One straight-line sequence per loop body (or function body without loop) of
         # each run of a function.
@@ -264,6 +266,8 @@ class ZeroGradOrder(Rule):
             loop = event.ctx.loop
             runs.setdefault((event.ctx.calls if loop is None else (), loop, event.ctx.passes), []).append(event)
         for (_, loop, _), events in runs.items():
+            if not any(e.method == "zero_grad" for e in events):
+                continue
             for blocks in dict.fromkeys(e.ctx.blocks for e in events if e.method == "zero_grad"
                                         and not _unconditional(e, loop)):
                 yield from self._check_sequence(
