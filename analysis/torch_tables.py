@@ -572,6 +572,7 @@ DIFFERENTIABLE_FUNCTIONS = {
     'torch.cross': 'LinalgCrossBackward0',
     'torch.cumprod': 'CumprodBackward0',
     'torch.cumsum': 'CumsumBackward0',
+    'torch.det': 'LinalgDetBackward0',
     'torch.diag': 'DiagEmbedBackward0',
     'torch.diff': 'SubBackward0',
     'torch.dot': 'DotBackward0',
@@ -581,10 +582,21 @@ DIFFERENTIABLE_FUNCTIONS = {
     'torch.hypot': 'HypotBackward0',
     'torch.index_select': 'IndexSelectBackward0',
     'torch.inner': 'ViewBackward0',
+    'torch.inverse': 'LinalgInvExBackward0',
     'torch.kron': 'UnsafeViewBackward0',
     'torch.lerp': 'LerpBackward0',
+    'torch.linalg.cholesky': 'LinalgCholeskyExBackward0',
+    'torch.linalg.det': 'LinalgDetBackward0',
+    'torch.linalg.eigvalsh': 'LinalgEighBackward0',
+    'torch.linalg.inv': 'LinalgInvExBackward0',
+    'torch.linalg.matrix_exp': 'LinalgMatrixExpBackward0',
+    'torch.linalg.matrix_norm': 'LinalgVectorNormBackward0',
     'torch.linalg.norm': 'LinalgVectorNormBackward0',
+    'torch.linalg.pinv': 'LinalgPinvBackward0',
+    'torch.linalg.solve': 'LinalgSolveExBackward0',
+    'torch.linalg.svdvals': 'LinalgSvdBackward0',
     'torch.linalg.vector_norm': 'LinalgVectorNormBackward0',
+    'torch.logdet': 'WhereBackward0',
     'torch.logsumexp': 'LogsumexpBackward0',
     'torch.masked_fill': 'MaskedFillBackward0',
     'torch.matmul': 'MmBackward0',
@@ -611,10 +623,10 @@ DIFFERENTIABLE_FUNCTIONS = {
 
 # Tensor methods named like those functions
 DIFFERENTIABLE_METHODS = {
-    'addmm', 'atan2', 'bmm', 'cross', 'cumprod', 'cumsum', 'diag', 'diff', 'dot', 'flip',
-    'gather', 'hypot', 'index_select', 'inner', 'kron', 'lerp', 'logsumexp', 'masked_fill',
-    'matmul', 'maximum', 'minimum', 'mm', 'mv', 'narrow', 'outer', 'roll', 'trace', 'vdot',
-    'where',
+    'addmm', 'atan2', 'bmm', 'cross', 'cumprod', 'cumsum', 'det', 'diag', 'diff', 'dot',
+    'flip', 'gather', 'hypot', 'index_select', 'inner', 'inverse', 'kron', 'lerp',
+    'logdet', 'logsumexp', 'masked_fill', 'matmul', 'maximum', 'minimum', 'mm', 'mv',
+    'narrow', 'outer', 'roll', 'trace', 'vdot', 'where',
 }
 
 # op -> operand ranks ('s': a Python number) -> grad_fn
