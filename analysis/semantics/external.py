@@ -36,6 +36,15 @@ NUMPY_CONVERTING = frozenset({
     "numpy.median", "numpy.average", "numpy.argmax", "numpy.argmin", "numpy.prod", "numpy.cumsum",
 })
 
+# Of those that take an array, the ones that convert a lone tensor too (a reduction
+# like `numpy.mean(t)` calls the tensor's own method instead). Each is proven by
+# tests/test_numpy_conversions.py, with torch and NumPy.
+NUMPY_CONVERTING_TENSOR = frozenset({"numpy." + n for n in (
+    "array", "asarray", "asanyarray", "copy", "ravel", "transpose", "percentile", "quantile",
+    "sort", "argsort", "unique", "isnan", "isfinite", "nan_to_num", "diff", "cumprod", "ptp",
+    "trace", "corrcoef", "cov", "atleast_1d", "atleast_2d", "expand_dims", "count_nonzero")})
+NUMPY_CONVERTING = NUMPY_CONVERTING | NUMPY_CONVERTING_TENSOR
+
 
 # NumPy ufuncs: they convert any tensor they are given with `__array__`.
 NUMPY_UFUNCS = frozenset({"numpy." + n for n in (
@@ -106,7 +115,7 @@ def _graph_tensor(call: Call):
     value = call.arg(0)
     if isinstance(value, TensorFacts):
         # Reductions call a lone tensor's own method instead of converting it.
-        converts = call.qualname.endswith(("array", "asarray")) or call.qualname in NUMPY_UFUNCS
+        converts = call.qualname in NUMPY_CONVERTING_TENSOR or call.qualname in NUMPY_UFUNCS
         return value if value.requires_grad is True and converts else None
     items = ()
     if isinstance(value, ObjectRef) and value.kind == "list":

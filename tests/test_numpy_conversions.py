@@ -1,0 +1,24 @@
+"""The NumPy functions the analysis says convert a tensor that requires grad do
+raise torch's error: proven here with torch and NumPy, one process for all."""
+from __future__ import annotations
+
+import pytest
+
+from autograd_lsp.analysis.semantics.external import NUMPY_CONVERTING_TENSOR, NUMPY_UFUNCS
+
+NEEDS_MORE = {"numpy.percentile": (50,), "numpy.quantile": (0.5,), "numpy.expand_dims": (0,),
+              "numpy.power": (2,), "numpy.maximum": (0.0,), "numpy.minimum": (0.0,), "numpy.add": (1.0,),
+              "numpy.subtract": (1.0,), "numpy.multiply": (2.0,), "numpy.divide": (2.0,),
+              "numpy.clip": (0.0, 1.0)}
+
+
+@pytest.mark.parametrize("qualname", sorted(NUMPY_CONVERTING_TENSOR | NUMPY_UFUNCS))
+def test_converts_a_tensor_that_requires_grad(qualname):
+    torch = pytest.importorskip("torch")
+    numpy = pytest.importorskip("numpy")
+    function = numpy
+    for part in qualname.split(".")[1:]:
+        function = getattr(function, part)
+    t = torch.randn(3, 4, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        function(t, *NEEDS_MORE.get(qualname, ()))
