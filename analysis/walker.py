@@ -501,7 +501,8 @@ class Walker:
                     exits.append(current)
                     break
             if target is not None:
-                element = iteration.elements[index] if unrolled else iteration.element
+                element = iteration.elements[index] if unrolled else \
+                    iteration.first if index == 0 and iteration.first is not None else iteration.element
                 element = _made_by_iteration(element, loop)
                 if iteration.renewed:
                     element = py.renewed(element, current)

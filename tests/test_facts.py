@@ -162,6 +162,13 @@ CASES = [
     ("import torch\nimport torch.distributions as D\nmu = torch.randn(4, 2, requires_grad=True)\n"
      "h = D.Categorical(logits=mu).entropy()\nh\n", "h",
      dict(requires_grad=True, is_leaf=False, shape=(4,), grad_fn="NegBackward0")),
+    ("import torch\nimport torch.nn.functional as F\na = torch.randn(8, 5, requires_grad=True)\n"
+     "s = -F.cosine_similarity(a, torch.randn(1, 5), dim=-1)\ns\n", "s",
+     dict(requires_grad=True, is_leaf=False, shape=(8,))),
+    ("import torch\nimport torch.nn.functional as F\na = torch.randn(8, 5, requires_grad=True)\n"
+     "d = F.pairwise_distance(a, a * 2, keepdim=True)\nd\n", "d", dict(requires_grad=True, shape=(8, 1))),
+    ("import torch\ndata = torch.randn(32, 12)\nstart = 24\nb = data[start:start + 16]\nb\n", "b",
+     dict(shape=(8, 12))),
     # A custom autograd Function: its forward runs without grad, its output is wrapped.
     (_CUSTOM_FUNCTION + "w = torch.randn(3, 2, requires_grad=True)\ny = Square.apply(w * 1.0)\ny\n", "y",
      dict(requires_grad=True, is_leaf=False, shape=(3, 2), dtype="float32", grad_fn="SquareBackward")),

@@ -47,6 +47,18 @@ class HigherOrderNoCreateGraph(Rule):
     }
 
     bad = (
+        # A Hessian-vector product over the gradients a plain backward left in .grad.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "loss = model(torch.randn(4, 3)).pow(2).mean()\n"
+            "loss.backward()\n"
+            "params = list(model.parameters())\n"
+            "grads = [p.grad for p in params]\n"
+            "v = [torch.randn_like(p) for p in params]\n"
+            "hv = torch.autograd.grad(grads, params, grad_outputs=v)\n",
+            Raises("RuntimeError", RUNTIME), line=9),
         Example(
             "import torch\n"
             "x = torch.tensor(3.0, requires_grad=True)\n"
@@ -109,6 +121,11 @@ class HigherOrderNoCreateGraph(Rule):
                     and event.receiver.owner.grad in ("set", "summed") and not event.node.args:
                 yield Report(event.node, self.text(
                     "message", locale, name=source_of(event.node.func.value, event)), (), event)
+            elif _grad_without_graph(event):
+                # `torch.autograd.grad([p.grad for p in params], params, v)` after a
+                # backward without create_graph (a Hessian-vector product).
+                yield Report(event.node, self.text(
+                    "message", locale, name=source_of(target_node(event), event)), (), event)
 
     def _report(self, earlier, event, locale: str) -> Report:
         name = source_of(target_node(event), event)
@@ -119,6 +136,18 @@ class HigherOrderNoCreateGraph(Rule):
                              (Edit("replace", source.node,
                                    with_keyword(source.node, "create_graph", "True", source), source),)),)
         return Report(event.node, self.text("message", locale, name=name), fixes, event)
+
+
+def _grad_without_graph(event) -> bool:
+    """`torch.autograd.grad` / `torch.autograd.backward` of a `.grad` (or of a
+    sequence whose first item is one) that a backward without create_graph filled."""
+    if event.qualname not in ("torch.autograd.grad", "torch.autograd.backward"):
+        return False
+    outputs = event.args[0] if event.args else event.kwargs.get(
+        "outputs" if event.qualname.endswith("grad") else "tensors")
+    if not isinstance(outputs, GradAttr):
+        outputs = event.extra.get("first_output")
+    return isinstance(outputs, GradAttr) and outputs.owner.grad in ("set", "summed")
 
 
 def _grad_call(earlier, event):

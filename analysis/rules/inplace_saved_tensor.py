@@ -133,6 +133,18 @@ class InplaceSavedTensor(Rule):
             Raises("RuntimeError", RUNTIME), line=7),
         # D's step changes the weights `-D(fake)` saved before G's loss is backwarded.
         Example(_OPTIMIZER_TABLE.format(order="('D', 'G')"), Raises("RuntimeError", RUNTIME), line=10),
+        # A hand-written RNN filling a preallocated buffer: each step's layer saved
+        # the row it read, and writing the next row changes the buffer they share.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "hid2hid = nn.Linear(8, 8, bias=False)\n"
+            "x = torch.randn(5, 4, 8)\n"
+            "hiddens = torch.zeros(6, 4, 8)\n"
+            "for t in range(5):\n"
+            "    hiddens[t + 1] = torch.tanh(x[t] + hid2hid(hiddens[t]))\n"
+            "hiddens[1:].pow(2).mean().backward()\n",
+            Raises("RuntimeError", RUNTIME), line=7),
     )
     good = (
         Example(_OPTIMIZER_TABLE.format(order="('G', 'D')")),
@@ -165,6 +177,23 @@ class InplaceSavedTensor(Rule):
             "with torch.no_grad():\n"
             "    y.mul_(2)\n"
             "y += 1\n"),
+        # `.data` has a version counter of its own: autograd does not see the change.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "y = (w * w).sum()\n"
+            "w.data.mul_(2)\n"
+            "y.backward()\n"),
+        # The rows are collected and stacked, not written into one buffer.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "hid2hid = nn.Linear(8, 8, bias=False)\n"
+            "x = torch.randn(5, 4, 8)\n"
+            "hiddens = [torch.zeros(4, 8)]\n"
+            "for t in range(5):\n"
+            "    hiddens.append(torch.tanh(x[t] + hid2hid(hiddens[t])))\n"
+            "torch.stack(hiddens[1:]).pow(2).mean().backward()\n"),
     )
 
     def check(self, trace, locale):

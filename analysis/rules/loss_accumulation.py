@@ -273,8 +273,11 @@ class LossAccumulation(Rule):
             # in the iteration (`total = 0` in the body, a helper's local) does not.
             before = event.before
             later_pass = event.ctx.loop_pass_of(loop) > 0
+            # (A total whose graph a backward in the loop differentiates, every few
+            # iterations before it is reset, is kept for that backward.)
             carried = isinstance(before, TensorFacts) and before.requires_grad is True \
-                and later_pass and event.ctx.carried_into(loop, before)
+                and later_pass and event.ctx.carried_into(loop, before) \
+                and not _total_backwarded_in(trace, loop, before)
             # A total reset on some iterations only (`if i % 100 == 99: running = 0.0`)
             # reaches a later pass as the earlier pass's graph on one path and a number
             # on another, which the analysis joins to unknown. It counts when the loss
@@ -359,6 +362,17 @@ def _backwarded_in(trace, loop, value: TensorFacts, kept=False) -> bool:
         if not kept and loss.saved_nodes & value.saved_nodes:
             return True
     return False
+
+
+def _total_backwarded_in(trace, loop, total: TensorFacts) -> bool:
+    """A backward in `loop` goes through the whole graph of `total`: the sum is
+    what the loop differentiates (`loss = loss + step_loss`, backwarded every k
+    steps and then reset)."""
+    if not total.saved_nodes:
+        return False
+    return any(is_backward(e) and isinstance(e.receiver, TensorFacts)
+               and total.saved_nodes <= e.receiver.saved_nodes and e.receiver.birth >= total.birth
+               for e in trace.inside(loop, first_pass=False))
 
 
 def _graph_summed_earlier(trace, event, loop) -> bool:

@@ -67,6 +67,13 @@ class NonleafToOptimizer(Rule):
             "    {'params': temperature, 'lr': 0.1},\n"
             "])\n",
             Raises("ValueError", RUNTIME), line=7, column=16),
+        # Whichever device is picked, the cast to float64 makes a new tensor.
+        Example(
+            "import torch\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "spec = torch.randn(1, 16, 24, requires_grad=True).to(device, torch.float64)\n"
+            "optimizer = torch.optim.Adam([spec], lr=0.02)\n",
+            Raises("ValueError", RUNTIME), line=4),
     )
     good = (
         Example(
@@ -82,6 +89,13 @@ class NonleafToOptimizer(Rule):
             "    w = torch.randn(3, requires_grad=True).to(device)\n"
             "    return torch.optim.SGD([w], lr=0.1)\n"
             "make('cpu')\n"),
+        # On the CPU this is the leaf itself (a GPU would make a copy, which the
+        # analysis cannot tell from here).
+        Example(
+            "import torch\n"
+            "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+            "spec = torch.randn(1, 16, 24, requires_grad=True).to(device)\n"
+            "optimizer = torch.optim.Adam([spec], lr=0.02)\n"),
     )
 
     def check(self, trace, locale):

@@ -16,6 +16,9 @@ from autograd_lsp.analysis.semantics import Call, builtin, truth
 @record
 class RangeValue:
     count: int | None = None
+    # The first number, when the start is known (even where the stop is not):
+    # what the first pass of a loop over it sees.
+    first: int | None = None
 
 
 @record
@@ -52,6 +55,9 @@ class Iteration:
     # Each element is a new object on every pass (a DataLoader's batches): what an
     # earlier pass did to one (`data.requires_grad = True`, its `.grad`) is not seen.
     renewed: bool = False
+    # The first element, when it alone is known (`range(0, n, k)` starts at 0): the
+    # loop's first pass is its first iteration and sees it.
+    first: object = None
 
     def listed(self, count: int):
         """`count` elements, when they are listed or all alike and at least that many."""
@@ -72,7 +78,8 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
         if small_ranges and value.count is not None and value.count <= 8:
             numbers = [NumberValue("int", i) for i in range(value.count)]
             return Iteration(numbers, NumberValue("int"), value.count > 0)
-        return Iteration(None, NumberValue("int"), None if value.count is None else value.count > 0)
+        return Iteration(None, NumberValue("int"), None if value.count is None else value.count > 0,
+                         first=None if value.first is None or value.count == 0 else NumberValue("int", value.first))
     if isinstance(value, TupleValue):
         return Iteration(list(value.items), join_all(value.items), bool(value.items))
     if isinstance(value, TensorFacts):
@@ -226,13 +233,16 @@ def havoc(call: Call) -> None:
 @builtin("range")
 def _range(call: Call):
     numbers = [call.number(i) for i in range(len(call.args))]
-    if call.starred or not call.args or any(n is None for n in numbers):
+    if call.starred or not call.args:
         return RangeValue()
-    start, stop, step = (0, numbers[0], 1) if len(numbers) == 1 else (
-        numbers[0], numbers[1], numbers[2] if len(numbers) > 2 else 1)
+    start = 0 if len(numbers) == 1 else numbers[0]
+    first = int(start) if isinstance(start, int) and not isinstance(start, bool) else None
+    if any(n is None for n in numbers):
+        return RangeValue(first=first)
+    stop, step = (numbers[0], 1) if len(numbers) == 1 else (numbers[1], numbers[2] if len(numbers) > 2 else 1)
     if not step:
         return RangeValue()
-    return RangeValue(max(0, len(range(int(start), int(stop), int(step)))))
+    return RangeValue(max(0, len(range(int(start), int(stop), int(step)))), first)
 
 
 @builtin("len")

@@ -1068,6 +1068,8 @@ def _functional_other(call: Call):
         layer, keys = pooled
         attrs = {key: call.arg(i + 1, key) for i, key in enumerate(keys) if call.given(i + 1, key)}
         shape = output_shape(layer, attrs, x.shape)
+    if name in ("cosine_similarity", "pairwise_distance"):
+        shape = _similarity_shape(call, name)
     if name == "embedding":
         w = call.arg(1, "weight")
         if isinstance(x, TensorFacts) and isinstance(w, TensorFacts) and x.shape is not None \
@@ -1076,6 +1078,25 @@ def _functional_other(call: Call):
     dtype = x.dtype if isinstance(x, TensorFacts) and name != "embedding" else None
     return t_ops.derived(call, name, tensors, shape=shape, dtype=dtype,
                          grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(call.qualname))
+
+
+def _similarity_shape(call: Call, name: str):
+    """`cosine_similarity(x1, x2, dim=1)` reduces `dim` of the broadcast inputs;
+    `pairwise_distance(x1, x2)` the last one (kept with keepdim=True)."""
+    x1, x2 = call.arg(0, "x1"), call.arg(1, "x2")
+    if not isinstance(x1, TensorFacts) or not isinstance(x2, TensorFacts) or call.starred:
+        return None
+    shape = shapes.broadcast(x1.shape, x2.shape)
+    if not shape:
+        return None
+    if name == "pairwise_distance":
+        keep = truth(call.arg(4, "keepdim", NumberValue("bool", False)))
+        return None if keep is None else shape[:-1] + ((1,) if keep else ())
+    dim = call.number(2, "dim", 1)
+    if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+        return None
+    dim %= len(shape)
+    return shape[:dim] + shape[dim + 1:]
 
 
 @function("torch.nn.functional.softmax", "torch.nn.functional.log_softmax",

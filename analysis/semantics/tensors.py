@@ -88,8 +88,7 @@ def derived(call: Call, op: str, inputs: list, shape, dtype, saves=None,
         if saved is None and api.saves_input(op, bool(other_is_tensor)):
             saved = _saved_operands(op, tensors)
         for t in saved or ():
-            t = state.fresh(t)
-            state.update_tensor(replace(t, saved_by=t.saved_by | {node}))
+            _mark_saved(state, state.fresh(t), node)
     opaque = any(t.opaque for t in tensors) or bool(unknown) or requires is None
     # Grad mode unknown: a node this op may save is not recorded.
     unseen = any(t.unseen_history for t in tensors) or bool(unknown) or bool(saves and requires is None)
@@ -232,18 +231,25 @@ def converted(call: Call, t: TensorFacts, dtype, device, op, understood: bool = 
     if dtype is not None:
         changes.append(None if t.dtype is None else dtype != t.dtype)
     if device is not None:
-        changes.append(None if t.device is None else device != t.device)
+        changes.append(None if t.device is None or device is UNKNOWN_DEVICE else device != t.device)
     new_dtype = dtype or t.dtype
     if understood and all(c is False for c in changes):
         return t
     out = derived(call, op, [t], shape=t.shape, dtype=new_dtype if understood else None)
     if not isinstance(out, TensorFacts):
         return out
-    if not understood or any(c is None for c in changes):
-        # It may or may not be the same tensor.
+    if not understood or (any(c is None for c in changes) and True not in changes):
+        # It may or may not be the same tensor. (A change of dtype alone makes a new
+        # one, whatever the device: `.to(device, torch.float64)` of a float32 leaf.)
         out = replace(out, is_leaf=None if t.requires_grad is not False else True,
                       dtype=None if not understood else out.dtype)
-    return replace(out, device=(device or t.device) if understood else None)
+    if not understood or device is UNKNOWN_DEVICE:
+        return replace(out, device=None)
+    return replace(out, device=device or t.device)
+
+
+# A device argument whose value is not known (`torch.device("cuda" if ... else "cpu")`).
+UNKNOWN_DEVICE = "<unknown device>"
 
 
 def element(call: Call, base: TensorFacts):
@@ -272,6 +278,26 @@ def row(state, base: TensorFacts):
                    grad_fn="UnbindBackward0" if base.requires_grad else None,
                    element_of=base.tid, base_made_in=base.made_in_loop, is_param=False, grad=None,
                    label=None, element_nodes=base.saved_nodes | base.element_nodes)
+
+
+def _mark_saved(state, t: TensorFacts, node) -> None:
+    """`node` keeps `t` for its backward. A view shares its base's version counter:
+    an in-place change of the base (or of another view of it, `buf[t + 1] = ...`
+    after `buf[t]` was saved) breaks `node` too, so the bases are marked as well."""
+    seen = set()
+    while True:
+        state.update_tensor(replace(t, saved_by=t.saved_by | {node}))
+        base = state.tensor(t.element_of) if t.element_of is not None else None
+        if base is None or base.tid in seen or not _shares_version_with_base(t, base):
+            return
+        seen.add(base.tid)
+        t = base
+
+
+def _shares_version_with_base(view: TensorFacts, base: TensorFacts) -> bool:
+    """Whether changing `view` in place changes `base`'s version (what autograd
+    checks): true of views, not of `x.data`, whose version counter is its own."""
+    return not (view.no_grad_reason == "data" and base.no_grad_reason != "data")
 
 
 def view_of(call: Call, base: TensorFacts, shape, grad_fn: str | None, part: int = 0):
@@ -332,7 +358,7 @@ def _index_shape(call: Call, shape, slice_node, index):
             if part.lower is None and part.upper is None and part.step is None:
                 out.append(shape[dim])
             else:
-                out.append(_slice_length(shape[dim], part, call))
+                out.append(_slice_length(shape[dim], value))
             dim += 1
             continue
         if isinstance(value, NumberValue) and value.kind in ("int", "bool"):
@@ -351,21 +377,14 @@ def _index_shape(call: Call, shape, slice_node, index):
     return tuple(out)
 
 
-def _slice_length(size, part: ast.Slice, call: Call):
-    if not isinstance(size, int):
+def _slice_length(size, value):
+    """How many a slice with known bounds (`x[2:-1]`, `x[start:start + k]` with
+    `start` known) picks from a dimension of known size."""
+    from autograd_lsp.analysis.semantics.builtins import SliceValue
+    if not isinstance(size, int) or not isinstance(value, SliceValue):
         return None
-    bounds = []
-    for node in (part.lower, part.upper, part.step):
-        if node is None:
-            bounds.append(None)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, int):
-            bounds.append(node.value)
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
-                and isinstance(node.operand, ast.Constant) and isinstance(node.operand.value, int):
-            bounds.append(-node.operand.value)
-        else:
-            return None
-    return len(range(size)[slice(*bounds)])
+    picked = value.indices(size)
+    return None if picked is None else len(picked)
 
 
 def setitem(call: Call, base: TensorFacts, target_node, value) -> None:
@@ -402,8 +421,8 @@ def _reach_base(call: Call, view: TensorFacts, operand, node, seen: set) -> None
     if base is None:
         return
     # A view shares its base's version counter: a graph node that saved the base
-    # sees the change too.
-    if base.saved_by and state.no_grad is not True:
+    # sees the change too (but `x.data` has a counter of its own).
+    if base.saved_by and state.no_grad is not True and _shares_version_with_base(view, base):
         state.clobber(base.saved_by, node)
     new = inplace_result(call, base, operand)
     if new is not base:
@@ -1155,10 +1174,18 @@ def _conversion_target(call: Call):
             continue
         if call.method == "to" and key in (None, "device"):
             device = _device_of(value)
+            if device is None and _may_be_device(value):
+                device = UNKNOWN_DEVICE
             if device is not None:
                 continue
         return None
     return dtype, device
+
+
+def _may_be_device(value) -> bool:
+    """A device whose value is unknown: a string, or a `torch.device(...)` of
+    something unknown (anything else may be a dtype or a tensor)."""
+    return isinstance(value, StrValue)
 
 
 @tensor_method("cuda", "cpu")
@@ -1577,4 +1604,9 @@ def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
         elif flag is None or t.is_leaf is not False:
             state.update_tensor(replace(t, requires_grad=None))
     elif name == "data":
-        state.update_tensor(replace(t, shape=None, dtype=None))
+        # The tensor keeps its identity, flags and .grad; its values, shape and dtype
+        # become the new data's.
+        value = state.fresh(value)
+        known = isinstance(value, TensorFacts)
+        state.update_tensor(replace(t, shape=value.shape if known else None,
+                                    dtype=value.dtype if known else None))
