@@ -220,13 +220,13 @@ class _Summary:
 
 
 def _summarise(node, text: str) -> _Summary:
-    marked = bool(_MARKS.search(text)) or (bool(_REDUCES.search(text)) and _has_literal_index(node)) \
-        or _changes_what_it_did_not_make(node)
-    names, calls = set(), []
+    # One walk over the function gathers what every question below reads.
+    names, calls, subscripts, bindings, changes = set(), [], [], [], []
     for n in ast.walk(node):
-        if isinstance(n, ast.Name):
+        kind = type(n)
+        if kind is ast.Name:
             names.add(n.id)
-        elif isinstance(n, ast.Call):
+        elif kind is ast.Call:
             func = n.func
             if isinstance(func, ast.Name):
                 calls.append(("name", func.id, None))
@@ -237,11 +237,19 @@ def _summarise(node, text: str) -> _Summary:
                 calls.append(("attribute", func.attr, root.id if isinstance(root, ast.Name) else None))
             else:
                 calls.append(("other", None, None))
+        elif kind is ast.Subscript:
+            subscripts.append(n)
+        elif kind is ast.Assign:
+            bindings.append(n)
+            changes.append(n)
+        elif kind is ast.AugAssign:
+            changes.append(n)
+        elif kind in (ast.For, ast.AsyncFor, ast.comprehension, ast.With, ast.AsyncWith):
+            bindings.append(n)
+    marked = bool(_MARKS.search(text)) \
+        or (bool(_REDUCES.search(text)) and any(_is_int(n.slice) for n in subscripts)) \
+        or _changes_what_it_did_not_make(node, bindings, changes)
     return _Summary(marked, frozenset(names), tuple(calls))
-
-
-def _has_literal_index(node) -> bool:
-    return any(isinstance(n, ast.Subscript) and _is_int(n.slice) for n in ast.walk(node))
 
 
 def _is_int(node) -> bool:
@@ -250,28 +258,29 @@ def _is_int(node) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
-def _changes_what_it_did_not_make(function) -> bool:
+def _changes_what_it_did_not_make(function, bindings: list, changes: list) -> bool:
     """`target += x` or `target[i] = x` where the target may be a parameter: an
     attribute (`self.w`), a global, or a local name that aliases one (`w = self.w`,
-    `for w in ...`). Locals computed by the function itself are its own tensors."""
+    `for w in ...`). Locals computed by the function itself are its own tensors.
+    `bindings`: its assignments, loops, comprehensions and `with`s; `changes`: its
+    assignments and augmented assignments (both in the order of the walk)."""
     made = set()
     aliases = set()
-    for n in ast.walk(function):
+    for n in bindings:
         if isinstance(n, ast.Assign):
             for target in n.targets:
                 for name in _names(target):
                     (aliases if isinstance(n.value, (ast.Attribute, ast.Name, ast.Subscript)) else made).add(name)
         elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
             aliases.update(_names(n.target))
-        elif isinstance(n, (ast.With, ast.AsyncWith)):
+        else:
             for item in n.items:
                 if item.optional_vars is not None:
                     aliases.update(_names(item.optional_vars))
-    for n in ast.walk(function):
-        targets = []
+    for n in changes:
         if isinstance(n, ast.AugAssign):
             targets = [n.target]
-        elif isinstance(n, ast.Assign):
+        else:
             targets = [t for t in n.targets if isinstance(t, ast.Subscript)]
         for target in targets:
             root = _root(target)
