@@ -1332,7 +1332,10 @@ def _is_generator(function) -> bool:
     cache = function.source._generators if function.source is not None else {}
     found = cache.get(id(node))
     if found is None:
-        found = cache[id(node)] = _yields(node)
+        # Most functions never say `yield`: their text answers without a walk.
+        segment = getattr(function.source, "segment", None)
+        text = segment(node) if segment is not None else None
+        found = cache[id(node)] = False if text is not None and "yield" not in text else _yields(node)
     return found
 
 
