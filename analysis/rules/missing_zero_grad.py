@@ -26,6 +26,23 @@ _MY_RELU = (
     "        return grad\n"
 )
 
+# A loop stepping through a gradient scaler; `clear` opens the loop's body.
+_SCALED = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "model = nn.Linear(3, 1)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=1e-3)\n"
+    "scaler = torch.amp.GradScaler('cpu', init_scale=1.0)\n"
+    "x, y = torch.randn(16, 3), torch.randn(16, 1)\n"
+    "for step in range(3):\n"
+    "{clear}"
+    "    loss = nn.functional.mse_loss(model(x), y)\n"
+    "    scaler.scale(loss).backward()\n"
+    "    scaler.step(opt)\n"
+    "    scaler.update()\n"
+)
+
 # A helper that trains or only evaluates, by the phase its caller names.
 _PHASES = (
     "import torch\n"
@@ -174,6 +191,14 @@ class MissingZeroGrad(Rule):
             "        w -= 1e-4 * w.grad\n",
             Silent("norms[2] > 2.5 * norms[0]", "each update uses the sum of every iteration's gradients"),
             line=19),
+        # Mixed precision through a gradient scaler: the scaler steps the optimizer,
+        # and nothing clears its gradients (the fix clears the optimizer's).
+        Example(
+            _SCALED.format(clear=""),
+            Silent("model.weight.grad.norm() > 2.5 * torch.autograd.grad("
+                   "nn.functional.mse_loss(model(x), y), model.weight)[0].norm()",
+                   "the gradient the last step used is the sum of every iteration's"),
+            line=10, fixed=_SCALED.format(clear="    opt.zero_grad()\n")),
         # LBFGS evaluates the closure several times per step.
         Example(
             "import torch\n"
@@ -797,8 +822,13 @@ def _name_in_loop(events, loop, step) -> str | None:
     step written in the loop, or an argument the loop hands to the code that steps."""
     optimizer = step.extra.get("optimizer")
     own_calls = loop_calls(loop, step)
+    # `scaler.step(optimizer)`: the optimizer is the argument, not the receiver.
+    by_scaler = isinstance(step.receiver, ObjectRef) and step.receiver.kind == "scaler"
+    if by_scaler and not step.node.args:
+        return None
+    named = step.node.args[0] if by_scaler else step.node.func.value
     if step.ctx.calls == own_calls:
-        return receiver_text(step.node.func, step)
+        return operand_text(named, step) if by_scaler else receiver_text(step.node.func, step)
     for event in events:
         if not isinstance(event, CallEvent) or event.ctx.calls != own_calls:
             continue
@@ -806,10 +836,9 @@ def _name_in_loop(events, loop, step) -> str | None:
                 (event.kwargs.get(k.arg), k.value) for k in event.node.keywords if k.arg]:
             if isinstance(value, ObjectRef) and isinstance(optimizer, ObjectRef) and value.oid == optimizer.oid:
                 return operand_text(node, event)
-    receiver = step.node.func.value
-    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) \
-            and receiver.value.id == "self" and _methods_of_same_object(loop, step):
-        return source_of(receiver, step)
+    if isinstance(named, ast.Attribute) and isinstance(named.value, ast.Name) \
+            and named.value.id == "self" and _methods_of_same_object(loop, step):
+        return source_of(named, step)
     return None
 
 

@@ -256,7 +256,11 @@ def _scaler_step(call: Call):
     if isinstance(optimizer, ObjectRef) and optimizer.kind == "optimizer":
         inner = Call(call.node, list(call.args[1:]), dict(call.kwargs), call.state, call.ctx,
                      call.walker, call.frame, receiver=optimizer, method="step")
-        return step(inner, optimizer)
+        result = step(inner, optimizer)
+        # What the step recorded (its optimizer, the parameters it used) is the
+        # scaler's call's too: rules read it from this call's event.
+        call.extra.update(inner.extra)
+        return result
     return NONE
 
 
