@@ -28,6 +28,27 @@ _OPTIMIZER_TABLE = (
 )
 
 
+
+# A hand-written exp as a custom autograd Function, saving `saved` for its backward
+# (which computes the derivative from it as `use`); `scale` changes its output in place.
+_EXP_FUNCTION = (
+    "import torch\n"
+    "class Exp(torch.autograd.Function):\n"
+    "    @staticmethod\n"
+    "    def forward(ctx, x):\n"
+    "        out = torch.exp(x)\n"
+    "        ctx.save_for_backward({saved})\n"
+    "        return out\n"
+    "    @staticmethod\n"
+    "    def backward(ctx, grad):\n"
+    "        (kept,) = ctx.saved_tensors\n"
+    "        return grad * {use}\n"
+    "scores = torch.randn(4, 5, requires_grad=True)\n"
+    "attn = Exp.apply(scores)\n"
+    "{scale}\n"
+    "attn.sum().backward()\n"
+)
+
 class InplaceSavedTensor(Rule):
     code = "AG108"
     name = "inplace-saved-tensor"
@@ -145,6 +166,9 @@ class InplaceSavedTensor(Rule):
             "    hiddens[t + 1] = torch.tanh(x[t] + hid2hid(hiddens[t]))\n"
             "hiddens[1:].pow(2).mean().backward()\n",
             Raises("RuntimeError", RUNTIME), line=7),
+        # A custom Function that saves its output, normalised in place afterwards.
+        Example(_EXP_FUNCTION.format(saved="out", use="kept", scale="attn /= attn.sum(dim=-1, keepdim=True)"),
+                Raises("RuntimeError", RUNTIME), line=14),
     )
     good = (
         Example(_OPTIMIZER_TABLE.format(order="('G', 'D')")),
@@ -177,6 +201,8 @@ class InplaceSavedTensor(Rule):
             "with torch.no_grad():\n"
             "    y.mul_(2)\n"
             "y += 1\n"),
+        # The same Function saving its input instead: the output is nobody's saved tensor.
+        Example(_EXP_FUNCTION.format(saved="x", use="kept.exp()", scale="attn *= 0.5")),
         # `.data` has a version counter of its own: autograd does not see the change.
         Example(
             "import torch\n"
