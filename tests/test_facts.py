@@ -169,6 +169,9 @@ CASES = [
      "d = F.pairwise_distance(a, a * 2, keepdim=True)\nd\n", "d", dict(requires_grad=True, shape=(8, 1))),
     ("import torch\ndata = torch.randn(32, 12)\nstart = 24\nb = data[start:start + 16]\nb\n", "b",
      dict(shape=(8, 12))),
+    ("import torch\nreturns = []\nfor r in (1.0, 0.0, 2.0):\n    returns.insert(0, r)\n"
+     "w = torch.ones(1, requires_grad=True)\nt = torch.stack([w[0] * g for g in returns])\nt\n", "t",
+     dict(requires_grad=True, shape=(3,))),
     # A custom autograd Function: its forward runs without grad, its output is wrapped.
     (_CUSTOM_FUNCTION + "w = torch.randn(3, 2, requires_grad=True)\ny = Square.apply(w * 1.0)\ny\n", "y",
      dict(requires_grad=True, is_leaf=False, shape=(3, 2), dtype="float32", grad_fn="SquareBackward")),

@@ -93,6 +93,30 @@ class NoGradFn(Rule):
     }
 
     bad = (
+        # REINFORCE whose action probabilities went through NumPy to be sampled: the
+        # log-probabilities kept are of the copies, and the discounted returns are
+        # plain numbers built backwards.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "policy = nn.Sequential(nn.Linear(4, 2), nn.Softmax(dim=-1))\n"
+            "optimizer = torch.optim.Adam(policy.parameters(), lr=1e-2)\n"
+            "rng = np.random.default_rng(0)\n"
+            "log_probs, rewards = [], []\n"
+            "for t in range(3):\n"
+            "    probs = policy(torch.randn(4)).detach().numpy()\n"
+            "    action = rng.choice(2, p=probs / probs.sum())\n"
+            "    log_probs.append(torch.log(torch.from_numpy(probs)[action]))\n"
+            "    rewards.append(1.0)\n"
+            "R, returns = 0.0, []\n"
+            "for r in reversed(rewards):\n"
+            "    R = r + 0.99 * R\n"
+            "    returns.insert(0, R)\n"
+            "loss = torch.stack([-lp * G for lp, G in zip(log_probs, returns)]).sum()\n"
+            "optimizer.zero_grad()\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=19),
         Example(_GAUSSIAN_POLICY.format(draw="sample"), Raises("RuntimeError", RUNTIME), line=10),
         # Old code returned `.data` when given a legacy tensor type: an int64 CPU
         # tensor is a `torch.LongTensor`.

@@ -142,6 +142,21 @@ class NonscalarBackward(Rule):
             "loss = -torch.stack(log_probs) * torch.ones(5)\n"
             "loss.backward()\n",
             Raises("RuntimeError", RUNTIME), line=13),
+        # A contrastive loss over two views of each batch, left per sample.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "encoder = nn.Linear(16, 8)\n"
+            "loader = DataLoader(TensorDataset(torch.randn(32, 16)), batch_size=8)\n"
+            "for (x,) in loader:\n"
+            "    z = F.normalize(torch.cat([encoder(x), encoder(x + 0.1)]), dim=1)\n"
+            "    n = x.size(0)\n"
+            "    targets = torch.cat([torch.arange(n, 2 * n), torch.arange(0, n)])\n"
+            "    loss = F.cross_entropy(z @ z.t() / 0.5, targets, reduction='none')\n"
+            "    loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=12),
     )
     good = (
         Example(_PIXEL_LOSS.format(loss="focal.mean()")),

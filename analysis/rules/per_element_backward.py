@@ -4,6 +4,7 @@ from __future__ import annotations
 from autograd_lsp.analysis.facts import TensorFacts
 from autograd_lsp.analysis.rule import Example, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import has_true_keyword, is_tensor_backward
+from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, CallEvent
 
 
 class PerElementBackward(Rule):
@@ -74,6 +75,20 @@ class PerElementBackward(Rule):
             line=6),
     )
     good = (
+        # One saliency map per class: each backward's own input gradient is read and
+        # cleared before the next, which one backward of the sum could not give.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Sequential(nn.Flatten(), nn.Linear(16, 3))\n"
+            "image = torch.randn(1, 1, 4, 4, requires_grad=True)\n"
+            "scores = model(image)\n"
+            "maps = []\n"
+            "for c in range(3):\n"
+            "    if image.grad is not None:\n"
+            "        image.grad.zero_()\n"
+            "    scores[0, c].backward(retain_graph=c < 2)\n"
+            "    maps.append(image.grad.abs().clone())\n"),
         Example(
             "import torch\n"
             "batch_size = 1000\n"
@@ -111,7 +126,7 @@ class PerElementBackward(Rule):
             if loop is None or not is_tensor_backward(event):
                 continue
             target: TensorFacts = event.receiver
-            if target.requires_grad is False:
+            if target.requires_grad is False or _reads_gradients_each_time(trace, loop):
                 continue
             # An element of one tensor made before the loop: one backward each where a
             # single one over the whole tensor does.
@@ -133,3 +148,12 @@ class PerElementBackward(Rule):
                 or any(loop.predates(n) for e in events for n in e.receiver.element_nodes)
             if varies:
                 yield Report(node, self.text("message", locale), (), events[0])
+
+
+def _reads_gradients_each_time(trace, loop) -> bool:
+    """The loop reads or clears gradients between its backwards (a saliency map or a
+    Jacobian row per element): each element's own gradient is wanted, which one
+    backward of the sum cannot give."""
+    return any((isinstance(e, (AttrReadEvent, AttrAssignEvent)) and e.attr == "grad")
+               or (isinstance(e, CallEvent) and e.method == "zero_grad")
+               for e in trace.inside(loop, first_pass=False))

@@ -266,7 +266,15 @@ def _insert(call: Call):
     value = call.arg(1)
     state = call.state
     attrs = state.attrs(call.receiver)
-    state.set_attrs(call.receiver, {"items": None, "item": join(attrs.get("item", UNKNOWN), value),
+    items = attrs.get("items")
+    first = not attrs.get("nonempty") and items == ()
+    # (`returns.insert(0, R)`, the discounted returns built backwards.)
+    at = call.number(0, "index")
+    # Slicing places it as list.insert does, for any index (past either end too).
+    items = items[:at] + (value,) + items[at:] if items is not None and isinstance(at, int) \
+        and not call.starred else None
+    state.set_attrs(call.receiver, {"items": items,
+                                    "item": value if first else join(attrs.get("item", UNKNOWN), value),
                                     "nonempty": True, "grad_item": _grad_item(state, call.receiver, value)})
     call.walker.emit(store_event(state, call.node, call.ctx, call.receiver, value))
     return NONE

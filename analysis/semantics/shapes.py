@@ -214,9 +214,20 @@ def concatenate(shapes: list, dim) -> Shape:
     if n is None:
         return None
     sizes = [s[n] for s in shapes]
-    total = sum(sizes) if all(isinstance(x, int) for x in sizes) else None
+    total = sum(sizes) if all(isinstance(x, int) for x in sizes) else _symbolic_sum(sizes)
     rest = shapes[0]
     return rest[:n] + (total,) + rest[n + 1:]
+
+
+def _symbolic_sum(sizes: list):
+    """The size of batches joined end to end (`torch.cat([z1, z2])` of two views of
+    one batch): a symbol whose first size and bound are the sums, when each part's
+    are known; else unknown."""
+    if any(x is None or (isinstance(x, Sym) and (x.first is None or x.bound is None)) for x in sizes):
+        return None
+    first = sum(x.first if isinstance(x, Sym) else x for x in sizes)
+    bound = sum(x.bound if isinstance(x, Sym) else x for x in sizes)
+    return Sym("+".join(x.label if isinstance(x, Sym) else str(x) for x in sizes), first, bound)
 
 
 def stack(shapes: list, dim) -> Shape:
