@@ -54,10 +54,8 @@ def _output(call: Call, inputs: list, out, grad_fn: str, part: int, kept: set | 
     """One output of the Function. `kept`: the tensors forward saved for backward
     (None when unknown): when they are among its inputs or this output, the output's
     graph node holds them, and an in-place change of one breaks the backward."""
-    if out is not NONE and not isinstance(out, TensorFacts) and out is not UNKNOWN:
-        return out                       # a number or an object: passed through as it is
-    if out is NONE:
-        return NONE
+    if out is NONE or (not isinstance(out, TensorFacts) and out is not UNKNOWN):
+        return out                       # None, a number or an object: passed through as it is
     shape = out.shape if isinstance(out, TensorFacts) else None
     dtype = out.dtype if isinstance(out, TensorFacts) else None
     tensors = [t for t in inputs if isinstance(t, TensorFacts)]
