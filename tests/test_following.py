@@ -443,3 +443,15 @@ def test_a_hook_registered_on_one_path_and_a_gradient_passed_by_name():
         "adversarial = attack()\n"
         "out\n")
     assert facts_of(source, "out").shape == (4, 2)
+
+
+def test_sequential_with_a_layer_not_known():
+    """`nn.Sequential(nn.Linear(4, 4), make_block(4))` with `make_block` from a module
+    that is not read: its output is unknown, and nothing breaks."""
+    analyzer = Analyzer()
+    findings = analyzer.analyze(
+        "import torch\nimport torch.nn as nn\nfrom blocks import make_block\n"
+        "model = nn.Sequential(nn.Linear(4, 4), make_block(4))\n"
+        "out = model(torch.randn(2, 4, requires_grad=True))\nout.backward()\n")
+    assert analyzer.internal_errors == []
+    assert findings == []       # the unknown block may reduce to a scalar

@@ -329,7 +329,12 @@ def call_layer(call: Call, ref: ObjectRef):
             layer = state.fresh(layer)
             inner = Call(call.node, [value], {}, state, call.ctx, call.walker, call.frame,
                          salt=call.salt + (index,))
-            value, _ = call.walker.call_module(layer, inner)
+            if isinstance(layer, ObjectRef):
+                value, _ = call.walker.call_module(layer, inner)
+            else:
+                # A layer the analysis does not know (`nn.Sequential(*blocks)` of a list
+                # it lost track of): whatever calling it does.
+                value, _ = call.walker.apply(layer, inner)
             value = state.fresh(value)
         return value
     inputs = [state.fresh(v) for v in call.args]
