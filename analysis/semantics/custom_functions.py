@@ -19,7 +19,9 @@ from autograd_lsp.analysis.semantics import Call, method
 from autograd_lsp.analysis.semantics import builtins as py
 from autograd_lsp.analysis.semantics import tensors as t_ops
 
-# The kind of a class derived from torch.autograd.Function (see objects._kind_of).
+# The bases that make a class a custom Function (users write either name), and the
+# kind such a class gets (objects._kind_of).
+FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 KIND = "autograd_function"
 
 

@@ -12,7 +12,7 @@ from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName
                             FunctionValue, GradAttr, MethodOf, NumberValue, ObjectRef, StrValue,
                             TensorFacts, TorchName, TupleValue, Unknown)
 from autograd_lsp.analysis.records import record
-from autograd_lsp.analysis.semantics import Call, find_method
+from autograd_lsp.analysis.semantics import Call, custom_functions, find_method
 from autograd_lsp.analysis.semantics import nn as nn_ops
 from autograd_lsp.analysis.semantics import optim as optim_ops
 from autograd_lsp.analysis.trace import AttrAssignEvent
@@ -89,8 +89,8 @@ def _kind_of(bases) -> str:
                 return "optimizer"
             if name.startswith("torch.utils.data."):
                 return "dataset"
-            if name in ("torch.autograd.Function", "torch.autograd.function.Function"):
-                return "autograd_function"
+            if name in custom_functions.FUNCTION_BASES:
+                return custom_functions.KIND
     return "instance"
 
 
