@@ -49,7 +49,9 @@ FRAMES_PER_LEVEL = 12
 # Below this many levels, Python's default recursion limit is enough.
 SHALLOW_LEVELS = 60
 
-_TOKEN = re.compile(r"""
+# Spaces are skipped as part of the next token: most of a file's tokens are names
+# and spaces, and the scan's cost is one Python iteration per token.
+_TOKEN = re.compile(r"""[ \t\f]*(?:
     (?P<string>(?:[rRbBuUfF]{1,2})?(?:'''|\"\"\"|'|"))
   | (?P<comment>\#[^\r\n]*)
   | (?P<continuation>\\(?:\r\n|\r|\n))
@@ -60,9 +62,10 @@ _TOKEN = re.compile(r"""
   | (?P<close>[)\]}])
   | (?P<separator>:=|->|(?:\*\*|//|<<|>>|[-+*/%@&|^])=|,|;|:|=(?!=))
   | (?P<operator>\*\*|//|<<|>>|<=|>=|==|!=|[-+*/%@&|^~<>.])
-  | (?P<space>[ \t\f]+)
   | (?P<other>.)
-""", re.VERBOSE | re.DOTALL)
+)""", re.VERBOSE | re.DOTALL)
+(_STRING, _COMMENT, _CONTINUATION, _NEWLINE, _NUMBER, _NAME, _OPEN, _CLOSE, _SEPARATOR,
+ _OPERATOR, _OTHER) = range(1, 12)
 
 _STRING_END = {
     quote: re.compile(r"\\(?:\r\n|.)|" + re.escape(quote) + r"|\r\n|\r|\n", re.DOTALL)
@@ -115,65 +118,71 @@ def measure(text: str) -> TextShape:
     logical_start = True
     elif_runs: dict[int, int] = {}    # indentation width -> length of the if/elif chain there
     longest_elif = 0
-    pos, n = 0, len(text)
+    # Trailing spaces would leave the last match nothing to take.
+    pos, n = 0, len(text.rstrip(" \t\f"))
     match = _TOKEN.match
     while pos < n:
         m = match(text, pos)
-        kind = m.lastgroup
-        token = m.group(kind)
-        start = pos
+        kind = m.lastindex
         pos = m.end()
-        if kind == "space":
-            continue
-        if kind in ("newline", "continuation"):
+        if kind == _NEWLINE or kind == _CONTINUATION:
             line += 1
             line_start = pos
-            if kind == "newline" and len(chains) == 1:
+            if kind == _NEWLINE and len(chains) == 1:
                 chains[0] = lambdas[0] = 0
                 logical_start = True
             continue
-        if kind == "comment":
+        if kind == _COMMENT:
             continue
         if logical_start:
             logical_start = False
-            refusal = _note_statement(text, line_start, start, token if kind == "name" else "",
+            start = m.start(kind)
+            refusal = _note_statement(text, line_start, start, m.group(kind) if kind == _NAME else "",
                                       elif_runs, line)
             if refusal is not None:
                 return TextShape(MAX_ELIF_CHAIN, refusal)
-            longest_elif = max(longest_elif, max(elif_runs.values(), default=0))
-        if kind == "string":
-            pos, lines_crossed, last_break = _skip_string(text, pos, token.lstrip("rRbBuUfF"))
+            if elif_runs:
+                longest_elif = max(longest_elif, max(elif_runs.values()))
+        if kind == _STRING:
+            pos, lines_crossed, last_break = _skip_string(text, pos, m.group(kind).lstrip("rRbBuUfF"))
             if lines_crossed:
                 line += lines_crossed
                 line_start = last_break
             chains[-1] += 1
-        elif kind == "open":
+        elif kind == _OPEN:
             chains[-1] += 1
             chains.append(0)
             lambdas.append(0)
             if len(chains) - 1 > MAX_BRACKET_DEPTH:
                 return TextShape(levels, Refusal("too many nested parentheses", line,
-                                                 start - line_start, True))
-        elif kind == "close":
+                                                 m.start(kind) - line_start, True))
+        elif kind == _CLOSE:
             if len(chains) > 1:
                 chains.pop()
                 lambdas.pop()
-        elif kind == "separator":
-            if token == ":" and lambdas[-1]:
+        elif kind == _SEPARATOR:
+            if lambdas[-1] and m.group(kind) == ":":
                 lambdas[-1] -= 1
             else:
                 chains[-1] = 0
-        elif kind == "operator" or (kind == "name" and token in _CHAIN_KEYWORDS):
+        elif kind == _OPERATOR:
+            chains[-1] += 1
+        elif kind == _NAME:
+            token = m.group(kind)
+            if token not in _CHAIN_KEYWORDS:
+                continue
             chains[-1] += 1
             if token == "lambda":
                 lambdas[-1] += 1
         else:
             continue
-        levels = max(levels, chains[-1] + len(chains))
+        depth = chains[-1] + len(chains)
+        if depth > levels:
+            levels = depth
         if chains[-1] > MAX_EXPRESSION_CHAIN:
             return TextShape(levels, Refusal(
                 f"an expression chains more than {MAX_EXPRESSION_CHAIN:,} operators",
-                line, start - line_start))
+                line, m.start(kind) - line_start))
     return TextShape(max(levels, longest_elif))
 
 
