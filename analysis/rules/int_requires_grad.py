@@ -80,6 +80,15 @@ class IntRequiresGrad(Rule):
             "idx = torch.randint(0, 10, (4,))\n"
             "idx.requires_grad = True\n",
             Raises("RuntimeError", RUNTIME_ATTRIBUTE), line=3),
+        # Class labels drawn with NumPy's generator, then marked like the features.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "rng = np.random.default_rng(1)\n"
+            "feats = torch.from_numpy(rng.normal(size=(6, 3))).float().requires_grad_()\n"
+            "labels = torch.from_numpy(rng.integers(0, 4, size=6))\n"
+            "labels.requires_grad_()\n",
+            Raises("RuntimeError", RUNTIME_METHOD), line=6),
         Example(
             "import torch as T\n"
             "steps = T.arange(5, requires_grad=True)\n",

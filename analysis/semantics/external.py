@@ -26,6 +26,9 @@ def ndarray_of(call: Call, t: TensorFacts):
 # `numpy.random.Generator`).
 _FLOAT64 = frozenset({"zeros", "ones", "empty", "full", "linspace", "rand", "randn", "random",
                       "normal", "uniform", "standard_normal", "random_sample", "eye", "identity"})
+# Those making integer arrays: NumPy's default integer (int64 on Linux and macOS,
+# and everywhere since NumPy 2).
+_INT64 = frozenset({"randint", "integers"})
 
 
 # NumPy functions that convert every tensor they are given with `__array__`
@@ -98,6 +101,8 @@ def _numpy_function(call: Call):
         return NdArray(dtype=numpy_dtype(call.kwargs["dtype"]))
     if name in _FLOAT64:
         return NdArray(dtype="float64")
+    if name in _INT64:
+        return NdArray(dtype="int64")
     return NdArray()
 
 
