@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from autograd_lsp.analysis.chunks import Chunk, ChunkSplitter, cut_at_recovery_lines
 from autograd_lsp.analysis.edits import newline_of, source_lines
 from autograd_lsp.analysis.errors import describe_error
+from autograd_lsp.analysis.call_sites import reported_at_call
+from autograd_lsp.analysis.cascades import without_cascades
 from autograd_lsp.analysis.parse_guard import Refusal, TextShape, call_with_room, measure
 from autograd_lsp.analysis.facts import ClassValue, FunctionValue, ObjectRef, replace
 from autograd_lsp.analysis.relevance import Relevance
@@ -239,6 +241,11 @@ class Analyzer:
                 placed = self._place(rule, report, starts)
                 if placed is not None:
                     findings.append(placed)
+                    again = reported_at_call(rule, report, settings.locale)
+                    if again is not None:
+                        placed = self._place(rule, again, starts)
+                        if placed is not None:
+                            findings.append(placed)
             seen.update(segment.seen)
         out = self._final(findings, source, settings)
         live = {c.text for c in chunks}
@@ -428,7 +435,7 @@ class Analyzer:
                 reports.extend((rule, report) for report in rule.check(trace, locale))
             except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others
                 self.internal_errors.append((1, f"{rule.name}: {type(exc).__name__}: {exc}"))
-        return _Segment(reports, walker.seen, trace, frozenset(walker.followed_nodes))
+        return _Segment(without_cascades(reports, trace), walker.seen, trace, frozenset(walker.followed_nodes))
 
     def _guarded(self, run, shape: TextShape = TextShape()) -> None:
         try:

@@ -1,0 +1,55 @@
+"""An error raised inside a helper, also reported where the helper is called
+with what makes it raise.
+
+`def derivative(y, x): return torch.autograd.grad(y, x, ...)[0]` is correct;
+`derivative(derivative(u, x), x)` raises inside it, because the gradient it is
+given has no graph. The report at the helper's line names its parameter (`y`);
+the caller, reading their own code, needs it at the call that passed the value:
+that call gets the same finding, saying which helper raises.
+
+Only for errors torch raises (the call surely fails) and only when the reported
+expression reads one of the helper's parameters (other than `self`/`cls`): a
+helper that makes its own bad tensor is wrong whoever calls it.
+"""
+from __future__ import annotations
+
+import ast
+
+from autograd_lsp.analysis.rule import Report
+from autograd_lsp.analysis.trace import CallSite
+
+_CALLED_HERE = {
+    "en": "in `{name}`, called here: {message}",
+    "zh": "在此处调用的 `{name}` 中：{message}",
+}
+
+
+def reported_at_call(rule, report: Report, locale: str) -> Report | None:
+    """The report again at the call that passed the value it is about, or None."""
+    if rule.severity != "error":
+        return None
+    at = report.at
+    if at is None or isinstance(at, CallSite) or not at.ctx.calls:
+        return None
+    site = at.ctx.calls[-1]
+    function = at.ctx.function
+    if not isinstance(site, CallSite) or function is None or getattr(site.function, "node", None) is not function.node \
+            or not isinstance(function.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    if not _parameters(function.node) & _names(report.node):
+        return None
+    template = _CALLED_HERE.get(locale) or _CALLED_HERE["en"]
+    return Report(site.node, template.format(name=function.node.name, message=report.message), (), at=site)
+
+
+def _parameters(node) -> set:
+    args = node.args
+    names = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return set(names) - {"self", "cls"}
+
+
+def _names(node) -> set:
+    if not isinstance(node, ast.AST):
+        return set()
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
