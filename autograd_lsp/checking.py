@@ -97,12 +97,12 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
             on_done()
 
     workers = available_cores() if workers is None else workers
+    # Frozen, the imported modules are never walked by the collector (nor, in a
+    # forked worker, touched and so copied); see startup.settle.
+    settle()
     if workers > 1 and len(todo) >= PARALLEL_MIN_FILES:
         # Largest first, so that one big file does not finish alone at the end.
         todo.sort(key=lambda n: -_size(jobs[n]))
-        # Forked workers share the imported modules; frozen, the collector never
-        # touches (and so never copies) them in a worker.
-        settle()
         _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write)
     else:
         for number in todo:
