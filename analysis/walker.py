@@ -64,6 +64,13 @@ ALONE_FLOOR = 1_000
 PROJECT_CALLS_BUDGET = 40_000
 
 
+def _calls_something(comprehension) -> bool:
+    """Whether the element (or key and value) of a comprehension calls anything."""
+    parts = (comprehension.key, comprehension.value) if isinstance(comprehension, ast.DictComp) \
+        else (comprehension.elt,)
+    return any(isinstance(n, ast.Call) for part in parts for n in ast.walk(part))
+
+
 def alone_budget(runs: int) -> int:
     """The budget of each of a file's `runs` runs on their own."""
     return max(ALONE_FLOOR, min(ALONE_BUDGET, FILE_BUDGET // max(runs, 1)))
@@ -937,6 +944,13 @@ class Walker:
         elements = iteration.elements if unrolled else [iteration.element]
         if not unrolled:
             complete[0] = False
+            if self.trace.mentions_backward and _calls_something(node):
+                # A second pass sees what the first left behind, as a loop's does:
+                # `[train_step(x, y) for x, y in loader]` steps on the sum of every
+                # earlier batch's gradients when nothing clears them. (Only where the
+                # text backwards somewhere: model code builds its blocks in
+                # comprehensions, and walking them twice finds nothing there.)
+                elements = [iteration.element, iteration.element]
         for pass_index, element in enumerate(elements):
             inner = replace(ctx, loops=ctx.loops + (loop,), passes=ctx.passes + (pass_index,),
                             blocks=ctx.blocks + (loop,), clocks=ctx.clocks + (state.clock[0],))

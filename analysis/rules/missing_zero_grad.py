@@ -158,6 +158,25 @@ class MissingZeroGrad(Rule):
             "    agent.step(torch.randn(4), 1.0)\n",
             Silent("agent.norms[-1] > 3 * agent.norms[0]", "each step uses the sum of every update's gradients"),
             line=18),
+        # The epoch as a list comprehension over the loader: a loop all the same.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=1e-4)\n"
+            "norms = []\n"
+            "def train_step(x, y):\n"
+            "    loss = (model(x).squeeze(1) - y).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    norms.append(model.weight.grad.norm().item())\n"
+            "    opt.step()\n"
+            "    return loss.item()\n"
+            "x = torch.randn(32, 4)\n"
+            "loader = DataLoader(TensorDataset(x, x.sum(1) + 3.0), batch_size=8)\n"
+            "losses = [train_step(xb, yb) for xb, yb in loader]\n",
+            Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of every batch's gradients"), line=10),
         # Accumulation set to one step: the clear's condition is never true, and the
         # gradient read before the conditional step is a sum.
         Example(
@@ -775,7 +794,7 @@ def _loop_of_earlier_pass(since, ctx):
         if index >= len(loops) or loops[index] is not loop:
             return None
         if passes[index] != ctx.passes[index]:
-            return None if loop.is_comprehension else loop
+            return loop
     return None
 
 
