@@ -1,12 +1,14 @@
 """AG202 zero-grad-order: `zero_grad()` between `backward()` and `step()`, or
-`step()` right after `zero_grad()` and before the iteration's backward."""
+`step()` right after `zero_grad()` and before the iteration's backward; by hand,
+`w.grad.zero_()` between the backward and the update that reads `w.grad`."""
 from __future__ import annotations
 
 import ast
 
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import sole_statement, source_of
-from autograd_lsp.analysis.trace import CallEvent, Decided, Invariant, is_backward
+from autograd_lsp.analysis.facts import TensorFacts
+from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent, Decided, Invariant, is_backward
 
 
 # A model, its weights before training and its optimizer (`before` shows whether it moved).
@@ -75,15 +77,32 @@ class ZeroGradOrder(Rule):
                         "it steps on cleared gradients",
                "fix_between": "Move {zero} before the backward",
                "fix_after_step": "Move {zero} after {step}",
-               "fix_early": "Move {step} after the backward"},
+               "fix_early": "Move {step} after the backward",
+               "manual": "`{grad}` was zeroed after the backward that filled it: this update "
+                         "subtracts zeros and `{name}` does not move"},
         "zh": {"between": "`{zero}` 在 backward() 之后、`{step}` 之前执行：step 看到的是已清空的梯度，参数不会更新",
                "early": "`{step}` 在 `{zero}` 之后、本次迭代的 backward() 之前执行：它用的是已清空的梯度",
                "fix_between": "把 {zero} 移到 backward 之前",
                "fix_after_step": "把 {zero} 移到 {step} 之后",
-               "fix_early": "把 {step} 移到 backward 之后"},
+               "fix_early": "把 {step} 移到 backward 之后",
+               "manual": "`{grad}` 在填充它的 backward 之后已被清零：这次更新减去的是零，`{name}` 不会改变"},
     }
 
     bad = (
+        # A hand-written update, with the clearing pasted right after the backward.
+        Example(
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "x = torch.randn(16, 2)\n"
+            "y = x @ torch.tensor([[1.5], [-2.0]])\n"
+            "w = torch.zeros(2, 1, requires_grad=True)\n"
+            "start = w.detach().clone()\n"
+            "for step in range(5):\n"
+            "    loss = (x @ w - y).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    w.grad.data.zero_()\n"
+            "    w.data -= 0.1 * w.grad.data\n",
+            Silent("torch.equal(w.detach(), start)", "the update subtracts zeros"), line=11),
         # Accumulation whose clear sits before the condition instead of inside it.
         Example(
             "import torch\n"
@@ -182,6 +201,22 @@ class ZeroGradOrder(Rule):
             Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=9),
     )
     good = (
+        # The same updates, each clearing after it has read the gradient.
+        Example(
+            "import torch\n"
+            "x = torch.randn(16, 2)\n"
+            "y = x @ torch.tensor([[1.5], [-2.0]])\n"
+            "w = torch.zeros(2, 1, requires_grad=True)\n"
+            "b = torch.zeros(1, requires_grad=True)\n"
+            "for step in range(5):\n"
+            "    loss = (x @ w + b - y).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    w.data -= 0.1 * w.grad.data\n"
+            "    w.grad.data.zero_()\n"
+            "    with torch.no_grad():\n"
+            "        b -= 0.1 * b.grad\n"
+            "    b.grad.zero_()\n"
+            "    print(w.grad)\n"),
         Example(_TWO_BRANCHES.format(rest="    loss.backward()\n    if (i + 1) % accum == 0:\n"
                                           "        optimizer.step()\n")),
         Example(_ACCUMULATION.format(clear_and_step="        optimizer.step()\n        optimizer.zero_grad()\n")),
@@ -243,6 +278,7 @@ class ZeroGradOrder(Rule):
     )
 
     def check(self, trace, locale):
+        yield from self._manual_updates(trace, locale)
         if not any(e.method == "zero_grad" for e in trace.calls()):
             return                  # every finding here is about a clear
         calls = [e for e in trace.calls() if not any(e.ctx.passes)]
@@ -283,6 +319,20 @@ class ZeroGradOrder(Rule):
                 not _unconditional(e, loop) and (e.method == "step" or is_backward(e)))]
             if any(e.method == "step" and not e.ctx.ran_in_pass_of(loop) for e in maybe):
                 yield from self._check_sequence(maybe, locale, branch=True)
+
+    def _manual_updates(self, trace, locale):
+        """`w.data -= lr * w.grad.data` (or `w -= ...` under no_grad) reading a gradient
+        zeroed since the backward that filled it: the update subtracts zeros."""
+        for event in trace.of(AttrReadEvent):
+            if event.attr != "grad" or not isinstance(event.receiver, TensorFacts) \
+                    or event.receiver.grad != "zero":
+                continue
+            stmt = event.ctx.stmt
+            if not isinstance(stmt, ast.AugAssign) or not isinstance(stmt.op, (ast.Sub, ast.Add)) \
+                    or ast.dump(_without_data(stmt.target)) != ast.dump(_without_data(event.node.value)):
+                continue
+            yield Report(event.node, self.text("manual", locale, grad=source_of(event.node, event),
+                                               name=source_of(_without_data(stmt.target), event)), (), event)
 
     def _check_sequence(self, events, locale, branch: bool = False):
         for i, zero in enumerate(events):
@@ -377,3 +427,10 @@ def _same_parameters(zero: CallEvent, step: CallEvent) -> bool:
     if not stepped or not cleared or not step.extra.get("complete"):
         return False
     return stepped <= cleared
+
+
+def _without_data(node):
+    """`w.data` -> `w`: the tensor whose values an update changes."""
+    while isinstance(node, ast.Attribute) and node.attr == "data":
+        node = node.value
+    return node
