@@ -177,6 +177,11 @@ CASES = [
      dict(requires_grad=True, is_leaf=False, shape=(3, 2), dtype="float32", grad_fn="SquareBackward")),
     (_CUSTOM_FUNCTION + "square = Square.apply\ny = square(torch.ones(4))\ny\n", "y",
      dict(requires_grad=False, is_leaf=True, shape=(4,))),
+    # Ops that move or overwrite elements keep the receiver's shape.
+    ("import torch\nw = torch.randn(6, 2, requires_grad=True)\nf = w.flip(0).roll(1, 0).tril()\nf\n", "f",
+     dict(requires_grad=True, is_leaf=False, shape=(6, 2))),
+    ("import torch\nw = torch.randn(4, 3, requires_grad=True)\ns = w.scatter(1, torch.zeros(4, 1, dtype=torch.long), 0.0)\n"
+     "v, i = s.sort(1)\nv\n", "v", dict(requires_grad=True, shape=(4, 3))),
     ("import torch\np = torch.softmax(torch.randn(2, 5, requires_grad=True), -1)\na = p.multinomial(3)\na\n", "a",
      dict(requires_grad=False, is_leaf=True, dtype="int64", shape=(2, 3))),
     ("import torch\np = torch.softmax(torch.randn(5, requires_grad=True), 0)\n"

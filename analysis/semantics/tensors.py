@@ -1359,12 +1359,20 @@ def _gather(call: Call):
 def _reshaping(call: Call):
     t = call.receiver
     if call.method in ("sort", "topk", "kthvalue"):
-        values = derived(call, call.method, [t], shape=None, dtype=t.dtype)
-        indices = new_tensor(call, False, True, dtype="int64", reason="never", part=1,
+        shape = t.shape if call.method == "sort" else None
+        values = derived(call, call.method, [t], shape=shape, dtype=t.dtype)
+        indices = new_tensor(call, False, True, dtype="int64", shape=shape, reason="never", part=1,
                              ignore_no_grad=True)
         return TupleValue((values, indices), ("values", "indices"))
-    return derived(call, call.method, [t, *call.args], shape=None, dtype=t.dtype,
+    shape = t.shape if call.method in _SAME_SHAPE else None
+    return derived(call, call.method, [t, *call.args], shape=shape, dtype=t.dtype,
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+# Of those, the ones whose result has the receiver's shape (its elements moved,
+# masked or overwritten in place of others).
+_SAME_SHAPE = frozenset({"flip", "roll", "tril", "triu", "index_add", "scatter", "scatter_add",
+                         "index_fill", "masked_scatter", "put"})
 
 
 @tensor_method("chunk", "split", "unbind", "tensor_split")
