@@ -64,6 +64,26 @@ ALONE_FLOOR = 1_000
 PROJECT_CALLS_BUDGET = 40_000
 
 
+def _keep_totals_made_tensors(completed: State, entry: State, exits: list) -> None:
+    """A total started as a number that every pass makes a tensor (`loss = 0`, then
+    `loss += criterion(out, target[t])` for each step of a sequence) is that tensor
+    after the loop, though the loop may run no pass: then it would still be the
+    number, and the code after it (`loss.backward()`) would fail on it. The code is
+    written for the loop that runs."""
+    if not completed.reachable:
+        return
+    ran = None
+    for name, before in entry.names.items():
+        if not isinstance(before, NumberValue) or not isinstance(completed.names.get(name), Unknown):
+            continue
+        if ran is None:
+            ran = join_states(exits)
+        after = ran.names.get(name)
+        if isinstance(after, TensorFacts):
+            completed.names = dict(completed.names)
+            completed.names[name] = after
+
+
 def _calls_something(comprehension) -> bool:
     """Whether the element (or key and value) of a comprehension calls anything."""
     parts = (comprehension.key, comprehension.value) if isinstance(comprehension, ast.DictComp) \
@@ -532,6 +552,8 @@ class Walker:
             completed = exits[-1]
         else:
             completed = join_states(exits if runs_once or not exits else [entry] + exits)
+            if not runs_once and exits:
+                _keep_totals_made_tensors(completed, entry, exits)
         if test is not None and isinstance(test, ast.Constant) and test.value is True:
             completed = None            # `while True:` ends only by break
         if node.orelse and completed is not None and completed.reachable:

@@ -87,6 +87,30 @@ class LossAccumulation(Rule):
     }
 
     bad = (
+        # Sequences of random lengths, each step's loss added to a total started at 0:
+        # the helper returns that sum, still a graph, and the caller sums the sums.
+        Example(
+            "import random\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "random.seed(0)\n"
+            "torch.manual_seed(0)\n"
+            "rnn = nn.GRUCell(3, 3)\n"
+            "opt = torch.optim.SGD(rnn.parameters(), lr=0.01)\n"
+            "def train_sequence(seq):\n"
+            "    opt.zero_grad()\n"
+            "    h = torch.zeros(1, 3)\n"
+            "    loss = 0\n"
+            "    for t in range(seq.size(0) - 1):\n"
+            "        h = rnn(seq[t:t + 1], h)\n"
+            "        loss += (h - seq[t + 1:t + 2]).pow(2).mean()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"
+            "    return loss / seq.size(0)\n"
+            "total = 0\n"
+            "for _ in range(4):\n"
+            "    total += train_sequence(torch.randn(random.randint(3, 6), 3))\n",
+            Silent("total.grad_fn is not None", "the total holds every sequence's graph"), line=20),
         # Summed in a callback from what the loop hands it: reported, and fixed, there.
         Example(_CALLBACK_TOTAL, Silent("history.total.grad_fn is not None",
                                         "the callback's total keeps every batch's graph"),
