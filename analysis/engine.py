@@ -210,6 +210,7 @@ class Analyzer:
         self.run_everything = False
         self._deferred: dict = {}
         self._deferred_seen: dict = {}
+        self._globals_digests: "_GlobalsDigests | None" = None
 
     def analyze(self, source: str, settings: Settings | None = None, path: str | None = None,
                 should_stop=None) -> list[Finding]:
@@ -262,7 +263,8 @@ class Analyzer:
         segment whose findings depend on nothing else, kept while its inputs stay the same."""
         module, state, followed = self._module_segment(parts, path, locale, mentions_backward)
         context = self._module_context(path)
-        digests: dict = {}
+        reuse = _GlobalsDigests(state, self._globals_digests)
+        self._globals_digests = reuse
         relevance = None
         self._deferred = {}
         runs = []
@@ -276,7 +278,6 @@ class Analyzer:
                     if function.node in followed:
                         continue
                     self._check_stop()
-                    key = (function, owner, locale, _globals_digest(function, part, state, owner, digests))
                     if relevance is None:
                         relevance = Relevance(parts, self._project_imports(parts, path), self._relevance)
                         self._relevance = relevance
@@ -285,8 +286,9 @@ class Analyzer:
                     elif not self.run_everything:
                         # Nothing a rule reads: run only if a hover asks for its facts.
                         self._deferred[function.node] = (function, owner, part, state, context,
-                                                         locale, mentions_backward, key)
+                                                         locale, mentions_backward)
                         continue
+                    key = (function, owner, locale, reuse.digest(function, part, owner))
                     runs.append((function, owner, part, key))
         budget = alone_budget(sharing)
         segments = [module]
@@ -334,7 +336,8 @@ class Analyzer:
         pending = self._deferred.pop(node, None)
         if pending is None:
             return {}
-        function, owner, part, state, context, locale, mentions_backward, key = pending
+        function, owner, part, state, context, locale, mentions_backward = pending
+        key = (function, owner, locale, _globals_digest(function, part, state, owner))
         seen = self._deferred_seen.get(key)
         if seen is None:
             instance = self._instance(owner, part, state, context) if owner is not None else None
@@ -706,32 +709,98 @@ def _outline(node) -> str:
     return "#".join(parts)
 
 
-def _globals_digest(function, part: ParsedChunk, state: State, owner=None, digests: dict | None = None):
+class _GlobalsDigests:
+    """`_globals_digest` for the functions of one analysis, reusing the last
+    analysis's where nothing it depends on changed. A keystroke inside a function
+    leaves the module's state as it was but for the names the edited definitions
+    bind: a function whose reached names are all bound to the same values as
+    before (and no module-level name appeared or went away) has the same digest."""
+
+    def __init__(self, state: State, previous: "_GlobalsDigests | None"):
+        self.state = state
+        self.digests: dict = {}
+        self.closures: dict = {}
+        # id(function node) -> (node, owner node, reached names, digest)
+        self.entries: dict = {}
+        self.changed = None          # names bound anew since `previous`; None: anything may differ
+        if previous is not None:
+            before, now = previous.state.names, state.names
+            if before is now:
+                self.changed = frozenset()
+            elif before.keys() == now.keys():
+                self.changed = frozenset(n for n, v in now.items() if before[n] is not v)
+            self.old = previous.entries
+        else:
+            self.old = {}
+
+    def digest(self, function, part, owner=None):
+        owner_node = owner.node if isinstance(owner, ClassValue) else None
+        entry = self.old.get(id(function.node)) if self.changed is not None else None
+        if entry is not None and entry[0] is function.node and entry[1] is owner_node \
+                and entry[2].isdisjoint(self.changed):
+            self.entries[id(function.node)] = entry
+            return entry[3]
+        reached = _reached_names(function.node, part, self.state, self.closures)
+        if owner_node is not None:
+            reached = reached | _reached_names(owner_node, owner.source, self.state, self.closures)
+        found = _digest_of(reached, self.state, self.digests)
+        self.entries[id(function.node)] = (function.node, owner_node, reached, found)
+        return found
+
+
+def _globals_digest(function, part: ParsedChunk, state: State, owner=None, digests: dict | None = None,
+                    closures: dict | None = None):
     """The module-level names a function may read, with what they hold: those it
     names, and those the module's functions and classes it reaches name, and so on
-    (a helper's helper that changed changes what the function's run finds)."""
+    (a helper's helper that changed changes what the function's run finds).
+    `digests` and `closures` are shared by the functions of one analysis (one state):
+    most functions read the same globals and reach the same helpers."""
+    if digests is None:
+        digests = {}
+    if closures is None:
+        closures = {}
+    seen = _reached_names(function.node, part, state, closures)
+    if isinstance(owner, ClassValue):
+        seen = seen | _reached_names(owner.node, owner.source, state, closures)
+    return _digest_of(seen, state, digests)
+
+
+def _digest_of(names, state: State, digests: dict) -> tuple:
+    out = []
+    for name in sorted(names):
+        if name not in digests:
+            digests[name] = state.digest(state.names[name])
+        out.append((name, digests[name]))
+    return tuple(out)
+
+
+def _reached_names(node, source, state: State, closures: dict) -> frozenset:
+    """The module-level names a definition reads, and those the definitions it
+    reaches through them read, and so on. A definition met on the way whose names
+    are known already brings them all: what it reaches, the one that reached it
+    reaches too."""
+    known = closures.get(id(node))
+    if known is not None:
+        return known
     seen: set = set()
-    todo = [(function.node, part)] + ([(owner.node, owner.source)] if isinstance(owner, ClassValue) else [])
+    todo = [(node, source)]
     while todo:
-        node, source = todo.pop()
-        if not isinstance(source, ParsedChunk):
+        current, current_source = todo.pop()
+        if not isinstance(current_source, ParsedChunk):
             continue
-        for name in source.free_names(node):
+        for name in current_source.free_names(current):
             if name in seen or name not in state.names:
                 continue
             seen.add(name)
             value = state.names[name]
             if isinstance(value, (FunctionValue, ClassValue)):
-                todo.append((value.node, value.source))
-    if digests is None:
-        digests = {}
-    out = []
-    for name in sorted(seen):
-        # One digest per name and analysis: most functions read the same globals.
-        if name not in digests:
-            digests[name] = state.digest(state.names[name])
-        out.append((name, digests[name]))
-    return tuple(out)
+                done = closures.get(id(value.node))
+                if done is not None:
+                    seen |= done
+                else:
+                    todo.append((value.node, value.source))
+    found = closures[id(node)] = frozenset(seen)
+    return found
 
 
 def _instance_for_alone_run(walker: Walker, cls: ClassValue, state: State, frame: Frame):

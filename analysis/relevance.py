@@ -67,40 +67,31 @@ class Relevance:
         # at module level, then `def predict(x): return model(x)`): the names it binds.
         self._module_values: set = set()
         module_marked = False
+        summaries: list = []
         for part in parts:
-            for node in part.tree.body:
-                self._index(node, part, None)
-                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                                         ast.Import, ast.ImportFrom)):
-                    marked, bound = _module_statement(part, node)
-                    module_marked = module_marked or marked
-                    self._module_values.update(bound)
+            rows, marked, bound, chunk_summaries = _chunk_index(part)
+            offset = len(self._order)
+            for node, cls, is_function in rows:
+                name = node.name
+                if is_function:
+                    (self._methods if cls >= 0 else self._functions).setdefault(name, []).append(node)
+                    self._parts[id(node)] = part
+                    if cls >= 0 and name in ("forward", "__call__"):
+                        self._forwards.append(node)
+                else:
+                    self._classes.setdefault(name, []).append(node)
+                self._position[id(node)] = len(self._order)
+                self._order.append(node)
+                self._shape.append((type(node), name, -1 if cls < 0 else offset + cls))
+            module_marked = module_marked or marked
+            self._module_values.update(bound)
+            summaries.extend(chunk_summaries)
         if not module_marked:
             self._module_values = set()
-        self._key = (self._project_names, frozenset(self._module_values), self._shape,
-                     [None if isinstance(n, ast.ClassDef) else self._summary(n) for n in self._order])
+        self._key = (self._project_names, frozenset(self._module_values), self._shape, summaries)
         self._relevant: set | None = None
         if previous is not None and previous._relevant is not None and previous._key == self._key:
             self._relevant = previous._relevant
-
-    def _index(self, node, part, cls) -> None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            table = self._methods if cls is not None else self._functions
-            table.setdefault(node.name, []).append(node)
-            self._parts[id(node)] = part
-            self._add(node, cls)
-            if cls is not None and node.name in ("forward", "__call__"):
-                self._forwards.append(node)
-        elif isinstance(node, ast.ClassDef):
-            self._classes.setdefault(node.name, []).append(node)
-            self._add(node, cls)
-            for stmt in node.body:
-                self._index(stmt, part, node)
-
-    def _add(self, node, cls) -> None:
-        self._position[id(node)] = len(self._order)
-        self._order.append(node)
-        self._shape.append((type(node), node.name, -1 if cls is None else self._position[id(cls)]))
 
     def may_matter(self, node, owner=None) -> bool:
         """Whether running `node` (a function, or a method of the class node `owner`)
@@ -151,15 +142,9 @@ class Relevance:
         of unchanged chunks are shared by every version of the document, so an edit
         re-reads only the function it changed."""
         part = self._parts.get(id(node))
-        cache = getattr(part, "relevance_summaries", None)
-        if cache is None:
-            cache = {}
-        found = cache.get(id(node))
-        if found is None:
-            text = (part.segment(node) if part is not None else None) or ""
-            found = _summarise(node, text)
-            cache[id(node)] = found
-        return found
+        if part is None:
+            return _summarise(node, "")
+        return _function_summary(part, node)
 
     def _marked(self, node) -> bool:
         if isinstance(node, ast.ClassDef):
@@ -198,6 +183,49 @@ class Relevance:
                 may_be_module = True
         if may_be_module:
             yield _FORWARDS
+
+
+def _chunk_index(part) -> tuple:
+    """What one chunk adds to a Relevance, computed once per chunk (an unchanged
+    chunk is shared by every version of the document): its definitions in order,
+    each (node, index among them of its class or -1, whether it is a function); whether
+    a module-level statement is marked, and the names those statements bind; the
+    summaries of its functions (None for a class), in the same order."""
+    cache = part.relevance_summaries
+    found = cache.get("index")
+    if found is None:
+        rows: list = []
+
+        def index(node, cls: int) -> None:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                rows.append((node, cls, True))
+            elif isinstance(node, ast.ClassDef):
+                own = len(rows)
+                rows.append((node, cls, False))
+                for stmt in node.body:
+                    index(stmt, own)
+
+        marked, bound = False, set()
+        for node in part.tree.body:
+            index(node, -1)
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                                     ast.Import, ast.ImportFrom)):
+                statement_marked, statement_bound = _module_statement(part, node)
+                marked = marked or statement_marked
+                bound.update(statement_bound)
+        summaries = tuple(_function_summary(part, node) if is_function else None
+                          for node, _, is_function in rows)
+        found = cache["index"] = (tuple(rows), marked, frozenset(bound), summaries)
+    return found
+
+
+def _function_summary(part, node) -> "_Summary":
+    """What the function's own code says, once per function node (kept with its chunk)."""
+    cache = part.relevance_summaries
+    found = cache.get(id(node))
+    if found is None:
+        found = cache[id(node)] = _summarise(node, part.segment(node) or "")
+    return found
 
 
 def _module_statement(part, node) -> tuple:
