@@ -4,7 +4,7 @@
 A module is read from its text (never imported or run by Python): its
 module-level code runs in the walker as an imported module (`__name__` is not
 "__main__"), and what it binds is what the importer sees, with the objects it
-made. Results are cached by path and content; `forget(path)` drops a module
+made. Results are cached by path, content and import depth; `forget(path)` drops a module
 whose text changed and says which cached modules read it. `from package import
 name` runs only the submodule that binds `name` when the package's `__init__`
 just re-exports it (`reexported`, analysis/reexports.py).
@@ -99,7 +99,13 @@ class Workspace:
         text = self._read(path)
         if text is None or len(text) > MAX_MODULE_BYTES:
             return None
-        cached = self._modules.get(path)
+        # What a module binds depends on how many levels of its own imports are
+        # still followed (cut at MAX_IMPORT_DEPTH from the analysed file), so it is
+        # remembered per level: a module first met deep in one file's imports, its
+        # imports cut, would otherwise stand truncated for every later importer,
+        # and findings would depend on the order files are checked in.
+        key = (path, len(self._active))
+        cached = self._modules.get(key)
         if cached is not None and cached.text == text:
             return cached.namespace
         self._active.append(path)
@@ -107,8 +113,12 @@ class Workspace:
             namespace, imports = self._run(path, text, name)
         finally:
             self._active.pop()
-        self._modules[path] = _Module(text, namespace, imports)
+        self._modules[key] = _Module(text, namespace, imports)
         return namespace
+
+    def modules_run(self) -> set:
+        """The paths of the modules whose code has been run (and is remembered)."""
+        return {path for path, _ in self._modules}
 
     def reexported(self, name: str, level: int, from_path: str | None, member: str):
         """What `from name import member` binds, without running a package
@@ -180,12 +190,12 @@ class Workspace:
         changed = True
         while changed:
             changed = False
-            for other, module in self._modules.items():
+            for (other, _), module in self._modules.items():
                 if other not in stale and module.imports & stale:
                     stale.add(other)
                     changed = True
-        for other in stale:
-            self._modules.pop(other, None)
+        for key in [key for key in self._modules if key[0] in stale]:
+            del self._modules[key]
         return stale
 
     # -- reading one module ---------------------------------------------------------------------

@@ -176,7 +176,7 @@ def test_a_name_re_exported_by_a_package(layout, monkeypatch):
 
 
 def _modules_run(analyzer) -> set:
-    return {os.path.relpath(path, ROOT) for path in analyzer.workspace._modules}
+    return {os.path.relpath(path, ROOT) for path in analyzer.workspace.modules_run()}
 
 
 def test_a_changed_package_init_is_read_again():
