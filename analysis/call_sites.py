@@ -38,8 +38,13 @@ def reported_at_call(rule, report: Report, locale: str) -> Report | None:
         return None
     if not _parameters(function.node) & _names(report.node):
         return None
+    return Report(site.node, called_here(function.node.name, report.message, locale), (), at=site)
+
+
+def called_here(name: str, message: str, locale: str) -> str:
+    """`message`, about code inside the function `name`, said at a call of it."""
     template = _CALLED_HERE.get(locale) or _CALLED_HERE["en"]
-    return Report(site.node, template.format(name=function.node.name, message=report.message), (), at=site)
+    return template.format(name=name, message=message)
 
 
 def _parameters(node) -> set:

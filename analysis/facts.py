@@ -435,6 +435,13 @@ def join_all(values):
     return out
 
 
+def tids_of(tid) -> list:
+    """The tensors a (possibly joined) tensor identity stands for."""
+    if isinstance(tid, tuple) and tid and tid[0] == "join":
+        return tids_of(tid[1]) + tids_of(tid[2])
+    return [tid]
+
+
 def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
     return TensorFacts(
         # Deterministic, so that analysing the same text twice gives equal facts

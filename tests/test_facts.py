@@ -62,6 +62,11 @@ CASES = [
      dict(requires_grad=True, is_leaf=True, dtype="float32")),
     ("import torch\nW = torch.randn(2, 3, requires_grad=True)\nv = torch.ones(3)\nout = W @ v\nout\n",
      "out", dict(shape=(2,), requires_grad=True, grad_fn="MvBackward0")),
+    # from_pretrained freezes its weight unless told not to.
+    ("import torch\nimport torch.nn as nn\ne = nn.Embedding.from_pretrained(torch.randn(5, 3))\n"
+     "w = e.weight\nw\n", "w", dict(requires_grad=False, is_leaf=True, shape=(5, 3))),
+    ("import torch\nimport torch.nn as nn\ne = nn.Embedding.from_pretrained(torch.randn(5, 3), freeze=False)\n"
+     "out = e(torch.tensor([[0, 4]]))\nout\n", "out", dict(requires_grad=True, is_leaf=False, shape=(1, 2, 3))),
     ("import torch\nimport torch.nn as nn\nm = nn.Linear(3, 1)\nout = m(torch.randn(4, 3))\nout\n",
      "out", dict(requires_grad=True, is_leaf=False)),
     ("import torch\nimport torch.nn.functional as F\nx = torch.ones(3, requires_grad=True)\n"

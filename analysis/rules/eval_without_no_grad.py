@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
+from autograd_lsp.analysis.call_sites import called_here
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import source_of
 from autograd_lsp.analysis.trace import CallSite, Loop, is_backward
@@ -192,6 +193,27 @@ class EvalWithoutNoGrad(Rule):
                 "            val_out = model(vx)\n"
                 "            val_loss += crit(val_out, vy).item()\n")),
             Silent("val_out.grad_fn is not None", "each validation batch records a graph"), line=21),
+        # A framework-style `validation_step` run by the user's own loop, a list
+        # comprehension, with no no_grad around it: reported at the comprehension's call.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class Classifier(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.fc = nn.Linear(3, 2)\n"
+            "    def forward(self, x):\n"
+            "        return self.fc(x)\n"
+            "    def validation_step(self, batch):\n"
+            "        x, y = batch\n"
+            "        return {\"logits\": self(x), \"target\": y}\n"
+            "def run_validation(module, loader):\n"
+            "    module.eval()\n"
+            "    outputs = [module.validation_step(batch) for batch in loader]\n"
+            "    return torch.cat([o[\"logits\"] for o in outputs])\n"
+            "loader = [(torch.randn(2, 3), torch.tensor([0, 1])) for _ in range(2)]\n"
+            "logits = run_validation(Classifier(), loader)\n",
+            Silent("logits.grad_fn is not None", "every batch's logits carry a graph"), line=14),
     )
     good = (
         # Named for evaluation, but its result is differentiated; a unit test; a
@@ -323,6 +345,11 @@ class EvalWithoutNoGrad(Rule):
                                  (Edit("wrap", stmt, f"with {torch}.no_grad():", at),)),)
             message = self.text("message", locale, model=name) if evaluation is None else \
                 self.text("named", locale, model=name, function=evaluation)
+            helper = getattr(getattr(at, "function", None), "node", None)
+            if isinstance(at, CallSite) and node is not event.node and helper is not None \
+                    and event.ctx.function is not None and helper is event.ctx.function.node:
+                # Said at the call of the helper that runs the forward: name the helper.
+                message = called_here(helper.name, message, locale)
             yield Report(node, message, fixes, at)
 
     @staticmethod
@@ -438,9 +465,12 @@ def _call_in_evaluation(calls, event):
     written in the function that called `.eval()` (or, when none of them did, in the
     loop's own function). None when the forward is written in the loop's function, or
     in the function that called `.eval()`."""
-    loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
     blocks = event.ctx.blocks
-    if loop is None or loop not in blocks:
+    # A comprehension counts when it calls the helper that runs the forward
+    # (`[module.validation_step(b) for b in loader]`), not when it is the helper's own.
+    loop = next((l for l in reversed(event.ctx.loops) if l in blocks and (
+        not l.is_comprehension or any(isinstance(b, CallSite) for b in blocks[blocks.index(l) + 1:]))), None)
+    if loop is None:
         return None
     sites = [b for b in blocks[blocks.index(loop) + 1:] if isinstance(b, CallSite)]
     path = event.ctx.calls

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import ast
 
-from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef
+from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef, TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import operand_text, receiver_text, sole_statement, source_of
-from autograd_lsp.analysis.trace import AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, is_backward
+from autograd_lsp.analysis.trace import (AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, CallSite,
+                                       is_backward)
 
 
 
@@ -363,6 +364,24 @@ class MissingZeroGrad(Rule):
             "loss_fn(model(x), y).backward()\n",
             Silent("not torch.allclose(g, model[0].weight.grad)", "the stepped gradient is a sum"),
             line=9),
+        # Accumulation the loop drives: a helper backwards, the loop steps every k
+        # batches and never clears. Reported at the loop's call of the helper.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "model = nn.Linear(3, 1)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)\n"
+            "norms = []\n"
+            "def accumulate(x, y):\n"
+            "    loss = nn.functional.mse_loss(model(x), y) / 2\n"
+            "    loss.backward()\n"
+            "for step in range(8):\n"
+            "    accumulate(torch.ones(4, 3), torch.zeros(4, 1))\n"
+            "    if (step + 1) % 2 == 0:\n"
+            "        norms.append(model.weight.grad.norm().item())\n"
+            "        optimizer.step()\n",
+            Silent("norms[-1] > 3.5 * norms[0]", "every update uses the gradients of all batches so far"),
+            line=10),
         # A GAN that clears the generator's gradients only: reported at the
         # discriminator's backward, whose gradients add up.
         Example(
@@ -597,6 +616,43 @@ class MissingZeroGrad(Rule):
             "    with torch.no_grad():\n"
             "        w -= 0.1 * w.grad\n"
             "    w.grad.zero_()\n"),
+        # Gradients cleared by hand over a list whose items are not known one by one
+        # (a filter over the parameters): the `p` cleared may be any of them.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "encoder, head = nn.Linear(4, 4), nn.Linear(4, 1)\n"
+            "params = list(filter(lambda p: p.requires_grad, [*encoder.parameters(), *head.parameters()]))\n"
+            "optimizer = torch.optim.SGD(head.parameters(), lr=0.1)\n"
+            "for step in range(3):\n"
+            "    for p in params:\n"
+            "        p.grad = None\n"
+            "    loss = head(encoder(torch.randn(2, 4))).sum()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"),
+        # Frozen pretrained vectors (`from_pretrained` freezes by default) never get a
+        # gradient; the trainable ones are cleared by hand before each backward.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Classifier(nn.Module):\n"
+            "    def __init__(self, vectors):\n"
+            "        super().__init__()\n"
+            "        self.emb = nn.Embedding.from_pretrained(vectors)\n"
+            "        self.fc = nn.Linear(vectors.size(1), 2)\n"
+            "    def forward(self, tokens):\n"
+            "        return self.fc(self.emb(tokens))\n"
+            "model = Classifier(torch.randn(20, 4))\n"
+            "params = list(model.parameters())\n"
+            "optimizer = torch.optim.SGD([p for p in params if p.requires_grad], lr=0.1)\n"
+            "for step in range(3):\n"
+            "    for p in params:\n"
+            "        if p.grad is not None:\n"
+            "            p.grad.zero_()\n"
+            "    loss = model(torch.tensor([1, 2])).sum()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "assert model.emb.weight.grad is None\n"),
     )
 
     def check(self, trace, locale):
@@ -616,6 +672,8 @@ class MissingZeroGrad(Rule):
                       if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
             if not event.ctx.always_runs_in(loop) and any(_clears(e, event) for e in events):
                 continue      # step and clearing under a condition: gradient accumulation on purpose
+            if any(_clears_unseen(e) for e in events):
+                continue      # `p.grad = None` for a `p` we cannot see may be the clear this step needs
             if _zero_grad_not_called(events):
                 continue
             reported.add(loop)
@@ -725,14 +783,14 @@ class MissingZeroGrad(Rule):
                                     cleared=receiver_text(cleared[0].node.func, cleared[0]))
             else:
                 message = self.text("optimizer", locale, optimizer=shown)
-            return _report_at_backward(events, consumer, site, at, message, fixes)
+            return _report_at_backward(events, consumer, site, at, message, fixes, loop)
         leaf = receiver_text(consumer.node, consumer)
         fixes = ()
         if first is not None and consumer.ctx.calls == loop_calls(loop, consumer):
             fixes = (FixSpec(self.text("fix_leaf", locale, leaf=leaf),
                              (Edit("line_before", first, f"{leaf}.grad = None", at),)),)
         return _report_at_backward(events, consumer, site, at, self.text("manual", locale, leaf=leaf),
-                                   fixes)
+                                   fixes, loop)
 
 
 def _made_anew_in(step, loop) -> bool:
@@ -747,6 +805,15 @@ def _clears(event, step) -> bool:
     if isinstance(event, CallEvent) and isinstance(event.receiver, GradAttr) and not event.method.endswith("_"):
         return False
     return _may_clear(event, step)
+
+
+def _clears_unseen(event) -> bool:
+    """A clear whose target is not known: `p.grad = None` or `p.grad.zero_()` for a
+    `p` drawn from a list of unknown items, `m.zero_grad()` on an unknown `m`."""
+    if isinstance(event, AttrAssignEvent):
+        return event.attr == "grad" and not isinstance(event.receiver, (TensorFacts, ObjectRef))
+    return isinstance(event, CallEvent) and event.method in ("zero_grad", "zero_", "fill_") \
+        and event.qualname is None and not isinstance(event.receiver, (TensorFacts, ObjectRef, GradAttr))
 
 
 def _picks_one_iteration(event, loop) -> bool:
@@ -798,19 +865,33 @@ def _loop_of_earlier_pass(since, ctx):
     return None
 
 
-def _report_at_backward(events, consumer, site, at, message, fixes) -> Report:
-    """Report at the loop's backward, also when a helper the loop calls runs it (a
-    `train_step` without `zero_grad()`: the line to mend is there): the last one
-    before the step or `.grad` read that uses the summed gradients (a GAN's
+def _report_at_backward(events, consumer, site, at, message, fixes, loop) -> Report:
+    """Report at the loop's backward, also when a helper the loop calls runs it with
+    the step (a `train_step` without `zero_grad()`: the line to mend is there): the
+    last one before the step or `.grad` read that uses the summed gradients (a GAN's
     discriminator loss, not the generator's), else the first; at the step or the
-    read when no backward is seen."""
+    read when no backward is seen. A helper that only backwards, for a step the loop
+    makes itself (gradient accumulation done by the loop), is reported at the loop's
+    call of it: the loop is where the clearing is missing."""
     upto = next((i for i, e in enumerate(events) if e is consumer), len(events))
     backwards = [(i, e) for i, e in enumerate(events) if isinstance(e, CallEvent) and is_backward(e)]
     before = [e for i, e in backwards if i < upto]
     backward = before[-1] if before else (backwards[0][1] if backwards else None)
-    if backward is not None:
-        return Report(backward.node, message, fixes, backward)
-    return Report(site, message, fixes, at)
+    if backward is None:
+        return Report(site, message, fixes, at)
+    if consumer.ctx.site_in(loop) is consumer.ctx.stmt and backward.ctx.calls != consumer.ctx.calls:
+        call = _call_site_in(backward, loop)
+        if call is not None:
+            return Report(call.node, message, fixes, call)
+    return Report(backward.node, message, fixes, backward)
+
+
+def _call_site_in(event, loop):
+    """The call in `loop`'s own function that leads to `event`, made in a helper."""
+    blocks = event.ctx.blocks
+    if loop not in blocks:
+        return None
+    return next((b for b in blocks[blocks.index(loop) + 1:] if isinstance(b, CallSite)), None)
 
 
 def _training_loop(ctx):

@@ -8,7 +8,8 @@ import ast
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import sole_statement, source_of
 from autograd_lsp.analysis.facts import TensorFacts
-from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent, Decided, Invariant, is_backward
+from autograd_lsp.analysis.call_sites import called_here
+from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent, CallSite, Decided, Invariant, is_backward
 
 
 # A model, its weights before training and its optimizer (`before` shows whether it moved).
@@ -199,6 +200,29 @@ class ZeroGradOrder(Rule):
             "for step in range(3):\n"
             "    trainer.train_step(torch.randn(4, 3), torch.randn(4, 1))\n",
             Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=9),
+        # The clearing is a helper's (both networks of a GAN at once), called between
+        # the discriminator's backward and its step: reported at that call.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class GAN:\n"
+            "    def __init__(self):\n"
+            "        self.G, self.D = nn.Linear(2, 3), nn.Linear(3, 1)\n"
+            "        self.g_opt = torch.optim.SGD(self.G.parameters(), lr=0.1)\n"
+            "        self.d_opt = torch.optim.SGD(self.D.parameters(), lr=0.1)\n"
+            "    def reset_grad(self):\n"
+            "        self.g_opt.zero_grad()\n"
+            "        self.d_opt.zero_grad()\n"
+            "    def train_step(self, real):\n"
+            "        fake = self.G(torch.randn(4, 2)).detach()\n"
+            "        d_loss = self.D(real).mean() - self.D(fake).mean()\n"
+            "        d_loss.backward()\n"
+            "        self.reset_grad()\n"
+            "        self.d_opt.step()\n"
+            "gan = GAN()\n"
+            "start = gan.D.weight.detach().clone()\n"
+            "gan.train_step(torch.randn(4, 3))\n",
+            Silent("torch.equal(start, gan.D.weight.detach())", "the discriminator never moves"), line=15),
     )
     good = (
         # The same updates, each clearing after it has read the gradient.
@@ -284,13 +308,23 @@ class ZeroGradOrder(Rule):
         calls = [e for e in trace.calls() if not any(e.ctx.passes)]
         # One straight-line sequence per loop body (or function body without loop) of
         # each run of a function.
+        # Outside loops, a function's sequence holds what the helpers it calls do
+        # (`d_loss.backward(); self.reset_grad(); self.d_opt.step()`).
         groups: dict = {}
         for event in calls:
             loop = event.ctx.loop
-            groups.setdefault((event.ctx.calls if loop is None else (), loop), []).append(event)
+            if loop is None:
+                for depth in range(len(event.ctx.calls) + 1):
+                    groups.setdefault((event.ctx.calls[:depth], None), []).append(event)
+            else:
+                groups.setdefault(((), loop), []).append(event)
+        said = set()
         for (_, loop), events in groups.items():
             steady = [e for e in events if _unconditional(e, loop)]
-            yield from self._check_sequence(steady, locale)
+            for report in self._check_sequence(steady, locale):
+                if (report.node, report.message) not in said:
+                    said.add((report.node, report.message))
+                    yield report
             if loop is not None:
                 yield from self._check_wrapped(steady, locale)
         # A `zero_grad()` in a branch: when the branch runs, what runs every time and
@@ -353,11 +387,13 @@ class ZeroGradOrder(Rule):
                     fix = _moved(self.text("fix_after_step", locale, **names), zero, "line_after", step)
                     own = sole_statement(zero) is not None and step.ctx.stmt is not None \
                         and zero.ctx.blocks == step.ctx.blocks
-                    yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
+                    yield _at_callers_line(zero, step, self.text("between", locale, **names), locale) or Report(
+                        zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
                 elif before:
                     fix = _moved(self.text("fix_between", locale, **names), zero, "line_before", before[-1])
                     own = sole_statement(zero) is not None and before[-1].ctx.stmt is not None
-                    yield Report(zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
+                    yield _at_callers_line(zero, step, self.text("between", locale, **names), locale) or Report(
+                        zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
                 elif after:
                     fix = _moved(self.text("fix_early", locale, **names), step, "line_after", after[0])
                     # (Moved out of its branch, the step would leave it empty or change when it runs.)
@@ -389,6 +425,20 @@ class ZeroGradOrder(Rule):
                 and backward.ctx.calls == step.ctx.calls
             yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
             return
+
+
+def _at_callers_line(zero: CallEvent, step: CallEvent, message: str, locale: str) -> Report | None:
+    """A clear made in a helper (`self.reset_grad()` between the backward and the
+    step) reported at the call of that helper in the step's function, where the
+    order is wrong; None when the clear is in the step's own function."""
+    calls, outer = zero.ctx.calls, step.ctx.calls
+    if len(calls) <= len(outer) or calls[:len(outer)] != outer:
+        return None
+    site = calls[len(outer)]
+    if not isinstance(site, CallSite):
+        return None
+    name = getattr(getattr(site.function, "node", None), "name", None)
+    return Report(site.node, called_here(name, message, locale) if name else message, (), site)
 
 
 def _unconditional(event: CallEvent, loop) -> bool:

@@ -261,10 +261,12 @@ def after_call(call: Call, event) -> None:
 def _grad_inplace(call: Call):
     """`p.grad.zero_()`: clears the gradient (after a backward; while `.grad` is
     None it raises AttributeError, which a rule reports)."""
+    from autograd_lsp.analysis.semantics import tensors
     owner = call.state.fresh(call.receiver.owner)
     if call.method in ("zero_", "fill_", "mul_", "copy_") and owner.grad != "none":
         # Zeroed (or overwritten) in place: whatever the earlier backwards summed is gone.
         call.state.update_tensor(replace(owner, grad="zero"))
+        tensors.unsettle_grads(call.state, owner, "zero")
     return call.receiver
 
 

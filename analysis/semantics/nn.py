@@ -164,6 +164,24 @@ def _layer_family(qualname: str):
 PREFIXES.append(("torch.nn.", _layer_family))
 
 
+@function("torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained")
+def _embedding_from_pretrained(call: Call):
+    """`nn.Embedding.from_pretrained(vectors, freeze=True)`: a layer whose weight is a
+    new leaf parameter with the vectors' shape, trainable only when not frozen."""
+    vectors = call.state.fresh(call.arg(0, "embeddings"))
+    freeze = call.flag(1, "freeze", True)
+    known = isinstance(vectors, TensorFacts)
+    shape = vectors.shape if known else None
+    weight = t_ops.new_tensor(call, None if freeze is None else not freeze, True,
+                              dtype=vectors.dtype if known else None, shape=shape, device="cpu",
+                              ignore_no_grad=True, part=10, is_param=True)
+    attrs = {"weight": weight}
+    if shape is not None and len(shape) == 2 and isinstance(shape[1], int):
+        attrs["embedding_dim"] = NumberValue("int", shape[1])
+    name = call.qualname.rsplit(".", 2)[-2]
+    return new_module(call, f"torch.nn.{name}", attrs)
+
+
 @function("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 def _parameter(call: Call):
     base = call.arg(0, "data")

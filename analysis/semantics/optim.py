@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from autograd_lsp.analysis import torch_api as api
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, BoundMethod, NumberValue, ObjectRef,
-                            StrValue, TensorFacts, TupleValue, Unknown, replace)
+                            StrValue, TensorFacts, TupleValue, Unknown, replace, tids_of)
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 from autograd_lsp.analysis.semantics import nn as nn_ops
-
-
-def tids_of(tid) -> list:
-    """The tensors a (possibly joined) tensor identity stands for."""
-    if isinstance(tid, tuple) and tid and tid[0] == "join":
-        return tids_of(tid[1]) + tids_of(tid[2])
-    return [tid]
 
 
 def collect_params(call: Call, value, depth: int = 0):

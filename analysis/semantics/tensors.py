@@ -15,7 +15,7 @@ import math
 from autograd_lsp.analysis import torch_api as api
 from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
                             NumberValue, ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
-                            dtype_kind, replace)
+                            dtype_kind, replace, tids_of)
 from autograd_lsp.analysis.semantics import Call, function, method, shapes
 from autograd_lsp.analysis.trace import AttrReadEvent, InplaceEvent
 
@@ -1594,6 +1594,19 @@ __all__ = ["new_tensor", "derived", "binary", "reduction", "converted", "getitem
            "inplace", "attribute", "element", "row", "Unknown"]
 
 
+def unsettle_grads(state, t: TensorFacts, grad) -> None:
+    """`.grad` set to `grad` on one of the tensors a joined `t` stands for (`p` of
+    `for p in params` over a list not known item by item): each may be the one, so
+    none of them keeps a gradient state the code may just have changed."""
+    members = tids_of(t.tid)
+    if len(members) < 2:
+        return
+    for tid in members:
+        member = state.tensor(tid)
+        if member is not None and member.grad != grad:
+            state.update_tensor(replace(member, grad=None, grad_at=state.tick()))
+
+
 def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
     """`t.grad = None`, `t.requires_grad = True`, `t.data = ...`."""
     from autograd_lsp.analysis.semantics import truth
@@ -1601,6 +1614,7 @@ def assign_attribute(call: Call, t: TensorFacts, name: str, value) -> None:
     t = state.fresh(t)
     if name == "grad":
         state.update_tensor(replace(t, grad="none" if value is NONE else None, grad_at=state.tick()))
+        unsettle_grads(state, t, "none" if value is NONE else None)
     elif name == "requires_grad":
         flag = truth(value) if isinstance(value, NumberValue) else None
         if t.is_leaf is True and flag is not None and dtype_kind(t.dtype) in ("float", "complex"):
