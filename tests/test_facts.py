@@ -62,6 +62,14 @@ CASES = [
      dict(requires_grad=True, is_leaf=True, dtype="float32")),
     ("import torch\nW = torch.randn(2, 3, requires_grad=True)\nv = torch.ones(3)\nout = W @ v\nout\n",
      "out", dict(shape=(2,), requires_grad=True, grad_fn="MvBackward0")),
+    # functional_call runs the forward with the given tensors: a graph back to them.
+    ("import torch\nfrom torch.func import functional_call\nm = torch.nn.Linear(3, 1)\n"
+     "out = functional_call(m, dict(m.named_parameters()), (torch.randn(4, 3),))\nout\n", "out",
+     dict(requires_grad=True, is_leaf=False, shape=(4, 1))),
+    ("import torch\nfrom torch.func import functional_call\nm = torch.nn.Linear(3, 1)\n"
+     "frozen = {k: v.detach() for k, v in m.named_parameters()}\n"
+     "out = functional_call(m, frozen, (torch.randn(4, 3),))\nout\n", "out",
+     dict(requires_grad=False, shape=(4, 1))),
     # from_pretrained freezes its weight unless told not to.
     ("import torch\nimport torch.nn as nn\ne = nn.Embedding.from_pretrained(torch.randn(5, 3))\n"
      "w = e.weight\nw\n", "w", dict(requires_grad=False, is_leaf=True, shape=(5, 3))),

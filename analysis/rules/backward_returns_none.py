@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import ast
 
+from autograd_lsp.analysis.call_sites import called_here
 from autograd_lsp.analysis.facts import TensorFacts, Unknown
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import BACKWARD_KEYWORDS, source_of
-from autograd_lsp.analysis.trace import is_backward
+from autograd_lsp.analysis.trace import CallSite, is_backward
 
 
 
@@ -60,6 +61,21 @@ class BackwardReturnsNone(Rule):
             "x = torch.tensor(2.0, requires_grad=True)\n"
             "grad_check(x, lambda t: t ** 2)\n",
             Raises("TypeError", "must be Tensor, not NoneType"), line=3, source="seed:000 3.2"),
+        # A model's `backward` method forwards the tensor's backward, and its caller
+        # keeps the None as the step's loss.
+        Example(
+            "import torch\n"
+            "class Model:\n"
+            "    def __init__(self):\n"
+            "        self.w = torch.ones(2, requires_grad=True)\n"
+            "    def backward(self, x):\n"
+            "        self.loss = (self.w * x).sum()\n"
+            "        return self.loss.backward()\n"
+            "    def optimize(self, x):\n"
+            "        loss = self.backward(x)\n"
+            "        return {\"loss\": loss}\n"
+            "metrics = Model().optimize(torch.ones(2))\n",
+            Silent("metrics['loss'] is None", "the logged loss is None"), line=9),
     )
     good = (
         Example(
@@ -88,7 +104,15 @@ class BackwardReturnsNone(Rule):
     def check(self, trace, locale):
         for event in trace.calls():
             if not is_backward(event) or event.method != "backward" or not event.used \
-                    or _forwarded(event) or not _torch_like(event):
+                    or not _torch_like(event):
+                continue
+            if _forwarded(event):
+                # A `backward` method returning the tensor's backward: None on purpose,
+                # unless the caller keeps it (`loss = self.backward()`).
+                site = event.ctx.calls[-1] if event.ctx.calls else None
+                if isinstance(site, CallSite) and _kept(site):
+                    yield Report(site.node, called_here(event.ctx.function.node.name,
+                                                        self.text("message", locale), locale), (), site)
                 continue
             if not isinstance(event.receiver, TensorFacts) and trace.torch_name is None:
                 continue      # a module that does not import torch: another library's backward
@@ -115,6 +139,14 @@ def _forwarded(event) -> bool:
     function, stmt = event.ctx.function, event.ctx.stmt
     return function is not None and "backward" in getattr(function.node, "name", "") \
         and isinstance(stmt, ast.Return) and stmt.value is event.node
+
+
+def _kept(site) -> bool:
+    """Whether the value of a call is stored or used, not dropped or passed on."""
+    stmt = site.stmt
+    if isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is site.node:
+        return False
+    return stmt is not None
 
 
 def _torch_like(event) -> bool:

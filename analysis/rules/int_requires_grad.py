@@ -97,6 +97,23 @@ class IntRequiresGrad(Rule):
             "import torch\n"
             "mask = torch.zeros(3, dtype=torch.bool, requires_grad=True)\n",
             Raises("RuntimeError", RUNTIME_FACTORY), line=2),
+        # Integer spans from a dataclass config's default_factory.
+        Example(
+            "import torch\n"
+            "from dataclasses import dataclass, field\n"
+            "@dataclass\n"
+            "class Config:\n"
+            "    spans: list = field(default_factory=lambda: [2, 4, 8])\n"
+            "cfg = Config()\n"
+            "spans = torch.tensor(cfg.spans, requires_grad=True)\n",
+            Raises("RuntimeError", RUNTIME_FACTORY), line=7),
+        # An old tutorial's Variable around integer labels.
+        Example(
+            "import torch\n"
+            "from torch.autograd import Variable\n"
+            "labels = torch.tensor([0, 2, 1])\n"
+            "y = Variable(labels, requires_grad=True)\n",
+            Raises("RuntimeError", RUNTIME_FACTORY), line=4),
     )
     good = (
         Example(
@@ -123,11 +140,11 @@ class IntRequiresGrad(Rule):
                 if _is_true(event.kwargs.get("requires_grad")) and isinstance(result, TensorFacts) \
                         and dtype_kind(result.dtype) in ("int", "bool"):
                     yield self._factory_report(event, result, locale, torch)
-            elif event.qualname in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            elif event.qualname in _WRAPPERS:
                 data = event.args[0] if event.args else event.kwargs.get("data")
                 flag = event.args[1] if len(event.args) > 1 else event.kwargs.get("requires_grad")
                 if isinstance(data, TensorFacts) and dtype_kind(data.dtype) in ("int", "bool") \
-                        and (flag is None or _is_true(flag)):
+                        and (_is_true(flag) or flag is None and _WRAPPERS[event.qualname]):
                     node = event.arg_node("data", 0)
                     yield Report(event.node, self.text(
                         "message", locale, name=short(source_of(node, event)), dtype=data.dtype,
@@ -163,6 +180,12 @@ class IntRequiresGrad(Rule):
             name = code_of(event.node.func) + "(...)"
         return Report(event.node, self.text("message", locale, name=name, dtype=result.dtype,
                                             runtime=RUNTIME_FACTORY), tuple(fixes), event)
+
+
+# Constructors that wrap a tensor -> whether they require grad by default
+# (`Variable(labels, requires_grad=True)` from old tutorials raises as Parameter does).
+_WRAPPERS = {"torch.nn.Parameter": True, "torch.nn.parameter.Parameter": True,
+             "torch.autograd.Variable": False, "torch.autograd.variable.Variable": False}
 
 
 def _is_true(value) -> bool:

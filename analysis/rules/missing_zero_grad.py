@@ -382,6 +382,27 @@ class MissingZeroGrad(Rule):
             "        optimizer.step()\n",
             Silent("norms[-1] > 3.5 * norms[0]", "every update uses the gradients of all batches so far"),
             line=10),
+        # MAML through torch.func.functional_call: the meta-gradient reaches the
+        # model's parameters through the fast weights, and nothing clears it.
+        Example(
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "from torch.func import functional_call\n"
+            "model = torch.nn.Linear(3, 1)\n"
+            "meta_opt = torch.optim.SGD(model.parameters(), lr=1e-4)\n"
+            "norms = []\n"
+            "for it in range(4):\n"
+            "    params = dict(model.named_parameters())\n"
+            "    x, y = torch.ones(8, 3), torch.zeros(8, 1)\n"
+            "    inner = F.mse_loss(functional_call(model, params, (x,)), y)\n"
+            "    grads = torch.autograd.grad(inner, list(params.values()), create_graph=True)\n"
+            "    fast = {name: p - 0.1 * g for (name, p), g in zip(params.items(), grads)}\n"
+            "    meta_loss = F.mse_loss(functional_call(model, fast, (x,)), y)\n"
+            "    meta_loss.backward()\n"
+            "    norms.append(model.weight.grad.norm().item())\n"
+            "    meta_opt.step()\n",
+            Silent("norms[-1] > 3.5 * norms[0]", "each meta-step uses the sum of every earlier one"),
+            line=14),
         # A GAN that clears the generator's gradients only: reported at the
         # discriminator's backward, whose gradients add up.
         Example(
@@ -657,7 +678,9 @@ class MissingZeroGrad(Rule):
 
     def check(self, trace, locale):
         reported = set()
-        for event in trace.events:
+        # A loop's stale step before a stale `.grad` read: the fix clears the optimizer.
+        stale_steps = [e for e in trace.events if isinstance(e, CallEvent) and e.extra.get("stale")]
+        for event in stale_steps + [e for e in trace.events if isinstance(e, AttrReadEvent)]:
             if isinstance(event, CallEvent) and event.extra.get("stale"):
                 since = next(iter(event.extra["stale"].values()))
             elif isinstance(event, AttrReadEvent) and event.attr == "grad" \

@@ -335,8 +335,31 @@ def renewed(value, state):
 def _dict(call: Call):
     from autograd_lsp.analysis.semantics import containers
     if call.args:
+        if len(call.args) == 1 and not call.kwargs and not call.starred:
+            return _dict_of(call, call.state.fresh(call.args[0]))
         return containers.new_dict(call, {}, False)
     return containers.new_dict(call, dict(call.kwargs), not call.starred)
+
+
+def _dict_of(call: Call, source):
+    """`dict(pairs)` (`dict(model.named_parameters())`, `dict(zip(names, ts))`) and
+    `dict(other)`: the entries when every key is known, else what the values are."""
+    from autograd_lsp.analysis.semantics import containers
+    state = call.state
+    if isinstance(source, ObjectRef) and source.kind == "dict":
+        entries = containers.entries_of(state, source)
+        if entries is not None:
+            return containers.new_dict(call, entries, True)
+        return containers.new_dict(call, {}, False, value=containers.item_of(state, source))
+    inner = iterate(call, source)
+    pairs = [state.fresh(e) for e in inner.elements] if inner.elements is not None else [state.fresh(inner.element)]
+    if not all(isinstance(p, TupleValue) and len(p.items) == 2 for p in pairs):
+        return containers.new_dict(call, {}, False)
+    values = [state.fresh(p.items[1]) for p in pairs]
+    keys = [containers.key_of(p.items[0]) for p in pairs]
+    if inner.elements is not None and None not in keys:
+        return containers.new_dict(call, dict(zip(keys, values)), True)
+    return containers.new_dict(call, {}, False, value=join_all(values) if values else UNKNOWN)
 
 
 @builtin("sum")

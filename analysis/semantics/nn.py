@@ -164,6 +164,41 @@ def _layer_family(qualname: str):
 PREFIXES.append(("torch.nn.", _layer_family))
 
 
+@function("torch.func.functional_call", "torch.nn.utils.stateless.functional_call")
+def _functional_call(call: Call):
+    """`functional_call(model, params, args)`: the model's forward with the tensors of
+    `params` in place of its parameters of the same names (MAML's fast weights). The
+    output has the forward's shape; its graph goes to the given tensors and inputs,
+    and to the module's own parameters unless every one of them is replaced."""
+    from autograd_lsp.analysis.semantics import containers
+    state = call.state
+    module = state.fresh(call.arg(0, "module"))
+    given = state.fresh(call.arg(1, "parameter_and_buffer_dicts"))
+    args = state.fresh(call.arg(2, "args"))
+    if not isinstance(module, ObjectRef) or module.kind != "module" or call.given(3, "kwargs"):
+        return UNKNOWN
+    if not isinstance(given, ObjectRef) or given.kind != "dict":
+        return UNKNOWN
+    entries = containers.entries_of(state, given)
+    named = named_parameters_of(state, module)
+    if entries is None:
+        # Keys not known (a dict comprehension over the parameters): what its values
+        # stand for, and no claim about which parameters of the module remain.
+        entries, named = {None: containers.item_of(state, given)}, []
+    elif named is None:
+        return UNKNOWN
+    inputs = list(args.items) if isinstance(args, TupleValue) else [args]
+    inner = Call(call.node, inputs, {}, state, call.ctx, call.walker, call.frame,
+                 salt=call.salt + ("functional_call",))
+    result, _ = call.walker.call_module(module, inner)
+    result = state.fresh(result)
+    if not isinstance(result, TensorFacts):
+        return UNKNOWN
+    kept = [p for name, p in named if name not in entries]
+    return t_ops.derived(call, "functional_call", [*entries.values(), *kept, *inputs],
+                         shape=result.shape, dtype=result.dtype, saves=True)
+
+
 @function("torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained")
 def _embedding_from_pretrained(call: Call):
     """`nn.Embedding.from_pretrained(vectors, freeze=True)`: a layer whose weight is a

@@ -115,13 +115,50 @@ def instantiate(walker, cls: ClassValue, call: Call):
         values = dict(zip(cls.fields, call.args))
         values.update({k: v for k, v in call.kwargs.items() if k in cls.fields})
         for name in cls.fields:
-            default = cls.attrs.get(name, UNKNOWN)
-            state.set_attr(ref, name, values.get(name, default))
+            if name in values:
+                state.set_attr(ref, name, values[name])
+                continue
+            literal = _field_literal(cls.node, name)
+            default = walker.expr(literal, state, call.frame, call.ctx) if literal is not None \
+                else cls.attrs.get(name, UNKNOWN)
+            state.set_attr(ref, name, default)
     else:
         base = _torch_base(cls)
         if base is not None:
             _torch_init(call, base, ref, call.args, call.kwargs)
     return ref
+
+
+def _field_literal(node: ast.ClassDef, name: str):
+    """The literal a dataclass field's `field(default=...)` or
+    `field(default_factory=lambda: ...)` gives each instance (`[2, 4, 8]`), made
+    afresh per instance as the factory does; None for anything but a literal of
+    constants (evaluated where the class is used, it must not read names)."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name \
+                and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) != "field":
+                return None
+            for kw in stmt.value.keywords:
+                value = kw.value.body if kw.arg == "default_factory" and isinstance(kw.value, ast.Lambda) \
+                    else kw.value if kw.arg == "default" else None
+                if value is not None and _constant_literal(value):
+                    return value
+    return None
+
+
+def _constant_literal(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_constant_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _constant_literal(k) for k in node.keys) \
+            and all(_constant_literal(v) for v in node.values)
+    return False
 
 
 def _torch_init(call: Call, base: str, ref: ObjectRef, args, kwargs) -> None:
