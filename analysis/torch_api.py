@@ -54,6 +54,7 @@ REDUCTIONS_WITH_DIM = frozenset(_t.REDUCTIONS_WITH_DIM)
 REDUCTIONS_DIM_RETURNS_PAIR = frozenset(_t.REDUCTIONS_DIM_RETURNS_PAIR)
 # Reductions whose result is not the input's float dtype (and has no grad): name -> dtype.
 REDUCTION_DTYPES: dict[str, str] = _t.REDUCTION_DTYPES
+INDEX_RESULTS: dict[str, str] = _t.INDEX_RESULTS
 # Methods giving one tensor of another shape (chunk/split/unbind give tuples).
 SHAPE_OPS = frozenset(_t.SHAPE_OPS)
 SHAPE_OPS_RETURNING_TUPLE = frozenset(_t.SHAPE_OPS_RETURNING_TUPLE)

@@ -307,6 +307,16 @@ REDUCTIONS_WITH_DIM = {
     'std', 'sum', 'var',
 }
 
+# functions computing indices or counts -> their integer dtype (bincount: without weights)
+INDEX_RESULTS = {
+    'argsort': 'int64',
+    'argwhere': 'int64',
+    'bincount': 'int64',
+    'bucketize': 'int64',
+    'nonzero': 'int64',
+    'searchsorted': 'int64',
+}
+
 # reductions returning (values, indices) when given dim
 REDUCTIONS_DIM_RETURNS_PAIR = {
     'max', 'median', 'min', 'nanmedian',

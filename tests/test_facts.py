@@ -70,6 +70,11 @@ CASES = [
      "frozen = {k: v.detach() for k, v in m.named_parameters()}\n"
      "out = functional_call(m, frozen, (torch.randn(4, 3),))\nout\n", "out",
      dict(requires_grad=False, shape=(4, 1))),
+    # Indices and counts are integer tensors.
+    ("import torch\ncounts = torch.bincount(torch.tensor([0, 2, 2]))\ncounts\n", "counts",
+     dict(requires_grad=False, dtype="int64")),
+    ("import torch\norder = torch.randn(4, requires_grad=True).argsort()\norder\n", "order",
+     dict(requires_grad=False, dtype="int64")),
     # from_pretrained freezes its weight unless told not to.
     ("import torch\nimport torch.nn as nn\ne = nn.Embedding.from_pretrained(torch.randn(5, 3))\n"
      "w = e.weight\nw\n", "w", dict(requires_grad=False, is_leaf=True, shape=(5, 3))),

@@ -92,6 +92,20 @@ FACTORY_BY_ARG_KIND = {
 DATA_KINDS = {"int": [1, 2], "float": [1.0, 2.0], "bool": [True, False], "complex": [1j]}
 
 
+def index_results() -> dict:
+    """torch functions that compute indices or counts: name -> the integer dtype of
+    their result (`torch.bincount(labels)`, `torch.argsort(x)`), on one trial each."""
+    x, bounds, labels = torch.tensor([0.5, 2.0, 1.0]), torch.tensor([1.0, 2.0]), torch.tensor([0, 2, 1])
+    trials = {"argsort": (x,), "searchsorted": (bounds, x), "bucketize": (x, bounds), "nonzero": (x,),
+              "argwhere": (x,), "bincount": (labels,)}
+    found = {}
+    for name, args in trials.items():
+        result = getattr(torch, name)(*args)
+        if isinstance(result, torch.Tensor) and not result.is_floating_point():
+            found[name] = dtype_name(result.dtype)
+    return found
+
+
 def factories() -> tuple[dict, dict, set, dict, set, set]:
     """(default dtypes, dtypes by argument kind, factories accepting requires_grad,
     data factories' dtype by data kind, like-factories, data factories that copy a tensor)."""
@@ -1183,6 +1197,8 @@ def _build() -> str:
         "REDUCTION_DTYPES": ("reductions whose result on float32 is not float32 (not differentiable)",
                              reduction_dtypes),
         "REDUCTIONS_WITH_DIM": ("reductions that take dim= and drop that dim", accepts_dim),
+        "INDEX_RESULTS": ("functions computing indices or counts -> their integer dtype "
+                          "(bincount: without weights)", index_results()),
         "REDUCTIONS_DIM_RETURNS_PAIR": ("reductions returning (values, indices) when given dim",
                                         dim_pairs),
         "SHAPE_OPS": ("methods giving one tensor of another shape", single_shape_ops),

@@ -114,6 +114,12 @@ class IntRequiresGrad(Rule):
             "labels = torch.tensor([0, 2, 1])\n"
             "y = Variable(labels, requires_grad=True)\n",
             Raises("RuntimeError", RUNTIME_FACTORY), line=4),
+        # Class counts from bincount are int64: a learnable prior must be cast first.
+        Example(
+            "import torch\n"
+            "labels = torch.tensor([0, 1, 1, 2])\n"
+            "prior = torch.bincount(labels, minlength=3).requires_grad_()\n",
+            Raises("RuntimeError", RUNTIME_METHOD), line=3),
     )
     good = (
         Example(

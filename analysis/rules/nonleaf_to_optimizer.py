@@ -74,6 +74,13 @@ class NonleafToOptimizer(Rule):
             "spec = torch.randn(1, 16, 24, requires_grad=True).to(device, torch.float64)\n"
             "optimizer = torch.optim.Adam([spec], lr=0.02)\n",
             Raises("ValueError", RUNTIME), line=4),
+        # SAC's temperature: np.log of a float is float64, so .float() makes a new tensor.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "log_alpha = torch.tensor(np.log(0.2), requires_grad=True).float()\n"
+            "alpha_optim = torch.optim.Adam([log_alpha], lr=3e-4)\n",
+            Raises("ValueError", RUNTIME), line=4),
     )
     good = (
         Example(

@@ -24,6 +24,10 @@ def ndarray_of(call: Call, t: TensorFacts):
 
 # NumPy functions making float64 arrays by default (and the same methods of a
 # `numpy.random.Generator`).
+# Ufuncs whose result on a float64 input (a Python float) is float64.
+_FLOAT_MATH = frozenset({"numpy." + n for n in (
+    "log", "log2", "log10", "log1p", "exp", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "sinh",
+    "cosh", "arcsin", "arccos", "arctan")})
 _FLOAT64 = frozenset({"zeros", "ones", "empty", "full", "linspace", "rand", "randn", "random",
                       "normal", "uniform", "standard_normal", "random_sample", "eye", "identity"})
 # Those making integer arrays: NumPy's default integer (int64 on Linux and macOS,
@@ -92,6 +96,12 @@ def numpy_dtype(value) -> str | None:
 
 
 def _numpy_function(call: Call):
+    if call.qualname in NUMPY_UFUNCS and call.qualname in _FLOAT_MATH and not call.kwargs:
+        first = call.arg(0)
+        if isinstance(first, NumberValue) and first.kind == "float" \
+                or isinstance(first, NdArray) and first.dtype == "float64":
+            # `np.log(cfg.init_alpha)`: a float64 scalar or array, like its input.
+            return NdArray(getattr(first, "shape", ()), dtype="float64")
     if call.qualname in NUMPY_CONVERTING or call.qualname in NUMPY_UFUNCS:
         return NdArray(converted=_graph_tensor(call))
     name = call.qualname.rsplit(".", 1)[-1]

@@ -1018,6 +1018,9 @@ def _register_torch_families():
                 function(qual)(elementwise_function)
     for name in api.REDUCTIONS:
         function(f"torch.{name}")(reduction_function)
+    for name in api.INDEX_RESULTS:
+        if f"torch.{name}" not in _registered():
+            function(f"torch.{name}")(index_result)
     for qual in api.DIFFERENTIABLE_FUNCTIONS:
         if qual not in _registered():
             function(qual)(unknown_torch_call)
@@ -1026,6 +1029,20 @@ def _register_torch_families():
 def _registered():
     from autograd_lsp.analysis.semantics import FUNCTIONS
     return FUNCTIONS
+
+
+def index_result(call: Call):
+    """`torch.bincount(labels)`, `x.argsort()`, `torch.nonzero(mask)`: indices or
+    counts, an integer tensor that no gradient reaches (bincount with weights sums
+    them instead: not claimed)."""
+    as_method = isinstance(call.receiver, TensorFacts)
+    name = call.method if as_method else call.qualname.rsplit(".", 1)[-1]
+    if name == "bincount" and call.given(0 if as_method else 1, "weights"):
+        return UNKNOWN
+    source = call.receiver if as_method else call.arg(0)
+    device = source.device if isinstance(source, TensorFacts) else None
+    return new_tensor(call, requires_grad=False, is_leaf=True, dtype=api.INDEX_RESULTS[name],
+                      reason="never", device=device, ignore_no_grad=True)
 
 
 FUNCTIONS_SEEN = _registered()
@@ -1494,6 +1511,9 @@ def _register_tensor_methods():
         tensor_method(name)(_inplace_method)
     tensor_method("copy_", "zero_", "fill_", "uniform_", "normal_", "clamp_", "masked_fill_",
                   "index_fill_", "scatter_", "add_", "mul_", "sub_", "div_")(_inplace_method)
+    for name in api.INDEX_RESULTS:
+        if name not in TENSOR_METHODS:
+            tensor_method(name)(index_result)
 
 
 _register_tensor_methods()
