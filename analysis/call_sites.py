@@ -17,6 +17,7 @@ import ast
 
 from autograd_lsp.analysis.rule import Report
 from autograd_lsp.analysis.trace import CallSite
+from autograd_lsp.analysis.tree import nodes
 
 _CALLED_HERE = {
     "en": "in `{name}`, called here: {message}",
@@ -57,4 +58,4 @@ def _parameters(node) -> set:
 def _names(node) -> set:
     if not isinstance(node, ast.AST):
         return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in nodes(node) if isinstance(n, ast.Name)}

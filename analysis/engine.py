@@ -35,6 +35,7 @@ from autograd_lsp.analysis.suppression import is_suppressed
 from autograd_lsp.analysis.trace import CallSite, Context, Trace
 from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.analysis.walker import ALONE_BUDGET, Frame, ModuleContext, Walker, alone_budget
+from autograd_lsp.analysis.tree import nodes
 
 class AnalysisStopped(Exception):
     """Raised by `Analyzer.analyze` when its `should_stop` says so."""
@@ -93,7 +94,7 @@ class ParsedChunk:
         if found is None:
             found = not any(isinstance(n, (ast.For, ast.While, ast.AsyncFor)) or
                             (isinstance(n, ast.Attribute) and n.attr in _TRAINING_METHODS)
-                            for body in (node.body, node.orelse) for stmt in body for n in ast.walk(stmt))
+                            for body in (node.body, node.orelse) for stmt in body for n in nodes(stmt))
             self._trains[key] = found
         return found
 
@@ -107,7 +108,7 @@ class ParsedChunk:
         if found is None:
             texts = [self.segment(n) for n in (node, *getattr(node, "decorator_list", ()))]
             if None in texts:
-                found = tuple(sorted({n.id for n in ast.walk(node)
+                found = tuple(sorted({n.id for n in nodes(node)
                                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}))
             else:
                 found = tuple(sorted(set(_WORD.findall("\n".join(texts)))))
@@ -929,7 +930,7 @@ __all__ = ["Analyzer", "analyze", "ParsedChunk", "SYNTAX_CODE", "SYNTAX_NAME", "
 
 def _bound_names(node) -> set:
     bound = set()
-    for n in ast.walk(node):
+    for n in nodes(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             bound.add(n.id)
         elif isinstance(n, (ast.Global, ast.Nonlocal)):

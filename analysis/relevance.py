@@ -22,6 +22,7 @@ import builtins
 import re
 
 from autograd_lsp.analysis.records import record
+from autograd_lsp.analysis.tree import nodes
 
 # Words and shapes in a function's text that a rule may act on.
 _MARKS = re.compile(r"""
@@ -250,7 +251,7 @@ class _Summary:
 def _summarise(node, text: str) -> _Summary:
     # One walk over the function gathers what every question below reads.
     names, calls, subscripts, bindings, changes = set(), [], [], [], []
-    for n in ast.walk(node):
+    for n in nodes(node):
         kind = type(n)
         if kind is ast.Name:
             names.add(n.id)
@@ -330,7 +331,7 @@ def _parameters(function) -> set:
 
 def _bound_names(node) -> set:
     names = set()
-    for n in ast.walk(node):
+    for n in nodes(node):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             names.add(n.id)
     return names

@@ -12,6 +12,7 @@ from autograd_lsp.analysis.rule import Edit
 from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.analysis.trace import (BACKWARD_KEYWORDS, backward_target, is_backward, is_module,  # noqa: F401
                             is_optimizer, target_node)
+from autograd_lsp.analysis.tree import nodes
 
 
 def code_of(node) -> str:
@@ -298,7 +299,7 @@ def made_in_iteration(t, loop, ctx) -> bool:
 def enclosing_block(root: ast.AST, stmt: ast.stmt) -> list | None:
     """The statement list (a module's, a function's or a branch's body) holding
     `stmt`, or None."""
-    for node in ast.walk(root):
+    for node in nodes(root):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and any(s is stmt for s in block):
@@ -307,9 +308,9 @@ def enclosing_block(root: ast.AST, stmt: ast.stmt) -> list | None:
 
 
 def names_read(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return {n.id for n in nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def names_bound(node: ast.AST) -> set[str]:
     """The names a statement (and the blocks inside it) assigns."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for n in nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -35,6 +35,7 @@ from autograd_lsp.analysis.state import State, join_states
 from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
                             CallEvent, CallSite, Choice, Context, Decided, IndexEvent, InplaceEvent,
                             Invariant, Loop, LoopEvent, StoreEvent, Trace, WithEvent)
+from autograd_lsp.analysis.tree import nodes
 
 MAX_DEPTH = 8
 # Elements a loop over a known collection is unrolled for (one pass each).
@@ -88,7 +89,7 @@ def _calls_something(comprehension) -> bool:
     """Whether the element (or key and value) of a comprehension calls anything."""
     parts = (comprehension.key, comprehension.value) if isinstance(comprehension, ast.DictComp) \
         else (comprehension.elt,)
-    return any(isinstance(n, ast.Call) for part in parts for n in ast.walk(part))
+    return any(isinstance(n, ast.Call) for part in parts for n in nodes(part))
 
 
 def alone_budget(runs: int) -> int:
