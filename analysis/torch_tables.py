@@ -303,8 +303,8 @@ REDUCTION_DTYPES = {
 # reductions that take dim= and drop that dim
 REDUCTIONS_WITH_DIM = {
     'all', 'amax', 'amin', 'any', 'argmax', 'argmin', 'count_nonzero', 'hash_tensor',
-    'max', 'mean', 'median', 'min', 'nanmean', 'nanmedian', 'nansum', 'norm', 'prod',
-    'std', 'sum', 'var',
+    'logsumexp', 'max', 'mean', 'median', 'min', 'nanmean', 'nanmedian', 'nansum', 'norm',
+    'prod', 'std', 'sum', 'var',
 }
 
 # functions computing indices or counts -> their integer dtype (bincount: without weights)

@@ -75,6 +75,11 @@ CASES = [
      dict(requires_grad=False, dtype="int64")),
     ("import torch\norder = torch.randn(4, requires_grad=True).argsort()\norder\n", "order",
      dict(requires_grad=False, dtype="int64")),
+    # logsumexp needs a dim and drops it.
+    ("import torch\nx = torch.randn(16, 3, requires_grad=True)\ne = torch.logsumexp(x, dim=1)\ne\n", "e",
+     dict(requires_grad=True, shape=(16,), grad_fn="LogsumexpBackward0")),
+    ("import torch\nx = torch.randn(4, 3)\ne = x.logsumexp(1, keepdim=True)\ne\n", "e",
+     dict(requires_grad=False, shape=(4, 1))),
     # from_pretrained freezes its weight unless told not to.
     ("import torch\nimport torch.nn as nn\ne = nn.Embedding.from_pretrained(torch.randn(5, 3))\n"
      "w = e.weight\nw\n", "w", dict(requires_grad=False, is_leaf=True, shape=(5, 3))),

@@ -380,6 +380,10 @@ def shape_ops_tables(forms):
                                                       if k in reductions}
 
 
+# Reductions that need a dim (without one they raise), tried like the others.
+DIM_ONLY_CANDIDATES = {"logsumexp"}
+
+
 def reductions_with_dim(reductions) -> tuple[set, set, dict]:
     """(reductions that accept dim, those returning (values, indices) with a dim,
     grad_fn of the dim form)."""
@@ -1145,7 +1149,7 @@ def _build() -> str:
     torch.manual_seed(0)
     forms = call_forms()
     keeps, elementwise, reductions, unary_grad_fns, reduction_dtypes = shape_ops_tables(forms)
-    accepts_dim, dim_pairs, dim_grad_fns = reductions_with_dim(reductions)
+    accepts_dim, dim_pairs, dim_grad_fns = reductions_with_dim(reductions | DIM_ONLY_CANDIDATES)
     default, by_kind, accepts_rg, data, like, copies, data_factories = factories()
     inplace, allowed_on_leaf, not_inplace, unverified = inplace_methods()
     op_inplace, op_rebinding = inplace_operators()

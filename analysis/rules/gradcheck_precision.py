@@ -61,6 +61,14 @@ class GradcheckPrecision(Rule):
             "input = torch.randn(3, requires_grad=True)\n"
             "torch.autograd.gradcheck(func, input, eps=1e-6, atol=1e-4)\n",
             Raises("GradcheckError", RUNTIME), line=5),
+        # The dtype taken from a config that asks for the default: float32.
+        Example(
+            "import torch\n"
+            "torch.manual_seed(0)\n"
+            "config = {\"dtype\": torch.get_default_dtype()}\n"
+            "x = torch.randn(3, dtype=config[\"dtype\"], requires_grad=True)\n"
+            "torch.autograd.gradcheck(lambda t: t ** 3 + 3 * t, (x,))\n",
+            Raises("GradcheckError", RUNTIME), line=5),
     )
     good = (
         Example(

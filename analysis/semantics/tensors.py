@@ -803,8 +803,8 @@ def elementwise_function(call: Call):
 def reduction_function(call: Call):
     name = call.qualname.rsplit(".", 1)[-1]
     first = call.arg(0, "input")
-    if not isinstance(first, TensorFacts):
-        return UNKNOWN
+    if not isinstance(first, TensorFacts) or (name not in api.REDUCTIONS and not call.given(1, "dim")):
+        return UNKNOWN        # (a reduction that needs a dim raises without one)
     return reduction(call, name, first, list(call.args[1:]),
                      {k: v for k, v in call.kwargs.items() if k != "input"})
 
@@ -974,6 +974,13 @@ def _default_dtype(call: Call):
     return NONE
 
 
+@function("torch.get_default_dtype")
+def _get_default_dtype(call: Call):
+    """torch.float32, unless the program sets another default somewhere."""
+    dtype = call.walker.float_dtype()
+    return UNKNOWN if dtype is None else TorchName(f"torch.{dtype}")
+
+
 @function("torch.load")
 def _load(call: Call):
     return UNKNOWN
@@ -1016,7 +1023,7 @@ def _register_torch_families():
             qual = f"{parent}.{name}"
             if qual not in FUNCTIONS_SEEN:
                 function(qual)(elementwise_function)
-    for name in api.REDUCTIONS:
+    for name in api.REDUCTIONS | api.REDUCTIONS_WITH_DIM:
         function(f"torch.{name}")(reduction_function)
     for name in api.INDEX_RESULTS:
         if f"torch.{name}" not in _registered():
@@ -1223,6 +1230,8 @@ def _same_tensor(call: Call):
 
 
 def _reduction_method(call: Call):
+    if call.method not in api.REDUCTIONS and not call.given(0, "dim"):
+        return UNKNOWN        # (a reduction that needs a dim raises without one)
     return reduction(call, call.method, call.receiver, list(call.args), dict(call.kwargs))
 
 
@@ -1490,7 +1499,7 @@ def _inplace_method(call: Call):
 
 
 def _register_tensor_methods():
-    for name in api.REDUCTIONS:
+    for name in api.REDUCTIONS | api.REDUCTIONS_WITH_DIM:
         tensor_method(name)(_reduction_method)
     for name in ("add", "sub", "mul", "div", "pow", "matmul", "mm", "mv", "bmm", "multiply",
                  "subtract", "divide", "true_divide", "remainder", "floor_divide", "fmod",
