@@ -1164,6 +1164,13 @@ class Walker:
                         blocks=ctx.blocks + ((site,) if site else ()))
         saved_names, saved_mode = state.names, state.no_grad
         state.names = self.bind_arguments(function, args, kwargs, starred)
+        kwarg = function.node.args.kwarg
+        if kwarg is not None and not starred and node is not None:
+            # `def make(**kwargs): return Block(**kwargs)`: the keywords it was given,
+            # as a dict of known entries the body can pass on.
+            rest = {k: v for k, v in kwargs.items() if k not in state.names}
+            state.names[kwarg.arg] = containers.new_dict(
+                Call(node, [], {}, state, inner, self, frame, salt=("kwargs",)), rest, True)
         state.no_grad = no_grad
         self._active.append(function)
         try:

@@ -171,6 +171,38 @@ class InplaceSavedTensor(Rule):
                 Raises("RuntimeError", RUNTIME), line=14),
     )
     good = (
+        # fast.ai's GeneralRelu with a leak handed on through **kwargs: leaky_relu
+        # saves its input, not the output the in-place shift changes.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "\n"
+            "class GeneralRelu(nn.Module):\n"
+            "    def __init__(self, leak=None):\n"
+            "        super().__init__()\n"
+            "        self.leak = leak\n"
+            "\n"
+            "    def forward(self, x):\n"
+            "        x = F.leaky_relu(x, self.leak) if self.leak is not None else F.relu(x)\n"
+            "        x.sub_(0.4)\n"
+            "        return x\n"
+            "\n"
+            "def fit(epochs, model, opt, train_dl):\n"
+            "    for epoch in range(epochs):\n"
+            "        for xb, yb in train_dl:\n"
+            "            loss = F.cross_entropy(model(xb), yb)\n"
+            "            loss.backward()\n"
+            "            opt.step()\n"
+            "            opt.zero_grad()\n"
+            "\n"
+            "def make(**kwargs):\n"
+            "    return nn.Sequential(nn.Linear(4, 8), GeneralRelu(**kwargs), nn.Linear(8, 3))\n"
+            "\n"
+            "x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+            "train_dl = [(x[i:i + 4], y[i:i + 4]) for i in range(0, 8, 4)]\n"
+            "model = make(leak=0.1)\n"
+            "fit(2, model, torch.optim.SGD(model.parameters(), lr=0.4), train_dl)\n"),
         Example(_OPTIMIZER_TABLE.format(order="('G', 'D')")),
         # No backward has given w a .grad yet: the step skips it and writes nothing.
         Example(

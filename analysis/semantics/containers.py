@@ -55,7 +55,8 @@ def store_event(state, node, ctx, container, value) -> StoreEvent:
 
 
 def plain_dict(values: dict):
-    """`**kwargs` as a parameter: not followed."""
+    """`**kwargs` as a parameter, before the call that made it is known (a run on
+    its own): unknown. A followed call binds a dict of its keywords instead."""
     return UNKNOWN
 
 
