@@ -465,7 +465,7 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         base_made_in=_same(a.base_made_in, b.base_made_in),
         view_of_leaf=a.view_of_leaf and b.view_of_leaf,
         element_nodes=a.element_nodes | b.element_nodes,
-        saved_by=a.saved_by | b.saved_by,
+        saved_by=a.saved_by & b.saved_by,
         corrupted_by=a.corrupted_by & b.corrupted_by,
         retains_grad=a.retains_grad and b.retains_grad,
         grad_call=_same(a.grad_call, b.grad_call),

@@ -171,6 +171,17 @@ class InplaceSavedTensor(Rule):
                 Raises("RuntimeError", RUNTIME), line=14),
     )
     good = (
+        # Which activation ran is not known here; only relu saves its output, which
+        # the shift changes in place. With a leak, leaky_relu saved its input: fine.
+        Example(
+            "import os\n"
+            "import torch\n"
+            "import torch.nn.functional as F\n"
+            "leak = float(os.environ.get(\"LEAK\", \"0.1\"))\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "x = F.leaky_relu(w * 2, leak) if leak else F.relu(w * 2)\n"
+            "x.sub_(0.4)\n"
+            "x.sum().backward()\n"),
         # fast.ai's GeneralRelu with a leak handed on through **kwargs: leaky_relu
         # saves its input, not the output the in-place shift changes.
         Example(
