@@ -261,12 +261,14 @@ class AttrReadEvent:
 
 @dataclass
 class AccumulateEvent:
-    """`total += x`, `total = total + x`, `totals[k] += x` with a tensor `x`."""
+    """`total += x`, `total = total + x`, `totals[k] += x` with a tensor `x`; or one
+    slot of `total = [a + b for a, b in zip(total, values)]` (`slot`: its index)."""
     node: ast.AST
     ctx: Context
     target_node: ast.AST
     before: Value
     operand: Value
+    slot: int | None = None
 
 
 @dataclass

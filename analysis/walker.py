@@ -256,6 +256,19 @@ class Walker:
 
     def s_assign(self, node: ast.Assign, state, frame, ctx):
         discarded = all(isinstance(t, ast.Name) and t.id == "_" for t in node.targets)
+        added = _zip_addition(node)
+        if added is not None:
+            # `self.data = [a + b for a, b in zip(self.data, args)]` (d2l's Accumulator):
+            # each slot of the total adds the value given for it.
+            totals = self.expr(node.targets[0], state, frame, ctx)
+            given = self.expr(added, state, frame, ctx)
+            slots = py.iterate(self.call_for(node, state, frame, ctx), totals)
+            values = py.iterate(self.call_for(added, state, frame, ctx), given).elements or []
+            befores = slots.elements if slots.elements is not None else [slots.element] * len(values)
+            for slot, (before, operand) in enumerate(list(zip(befores, values))[:_MAX_SLOTS]):
+                operand = state.fresh(operand)
+                if isinstance(operand, TensorFacts):
+                    self.emit(AccumulateEvent(node, ctx, node.targets[0], state.fresh(before), operand, slot))
         value = self.expr(node.value, state, frame, ctx, used=not discarded)
         if _self_addition(node):
             # `total = total + loss`, `self.total = ...`, `stats["loss"] = stats["loss"] + ...`
@@ -1346,6 +1359,30 @@ def _constant(value):
     return UNKNOWN
 
 
+
+
+# Slots of a total summed element-wise that are looked at.
+_MAX_SLOTS = 8
+
+
+def _zip_addition(assign: ast.Assign):
+    """`x = [a + b for a, b in zip(x, values)]`: the `values` node, else None."""
+    value = assign.value
+    if len(assign.targets) != 1 or not isinstance(value, ast.ListComp) or len(value.generators) != 1:
+        return None
+    gen = value.generators[0]
+    iterable, elt = gen.iter, value.elt
+    if gen.ifs or not isinstance(gen.target, ast.Tuple) or len(gen.target.elts) != 2 \
+            or not all(isinstance(t, ast.Name) for t in gen.target.elts) \
+            or not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+                    and iterable.func.id == "zip" and len(iterable.args) == 2 and not iterable.keywords) \
+            or not (isinstance(elt, ast.BinOp) and isinstance(elt.op, ast.Add)
+                    and isinstance(elt.left, ast.Name) and isinstance(elt.right, ast.Name)):
+        return None
+    first, second = (t.id for t in gen.target.elts)
+    if (elt.left.id, elt.right.id) != (first, second) or not _same_place(assign.targets[0], iterable.args[0]):
+        return None
+    return iterable.args[1]
 
 
 def _self_addition(assign: ast.Assign) -> bool:

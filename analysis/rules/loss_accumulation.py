@@ -194,8 +194,47 @@ class LossAccumulation(Rule):
                   "    loss = (w * step).sum()\n"
                   "    loss.backward()\n"
                   "    stats['loss'] = stats['loss'] + loss.detach()\n"),
+        # d2l's Accumulator, fed the loss tensor instead of `float(l.sum())`: each
+        # slot of the total adds the value given, graph and all.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class Accumulator:\n"
+            "    def __init__(self, n):\n"
+            "        self.data = [0.0] * n\n"
+            "    def add(self, *args):\n"
+            "        self.data = [a + b for a, b in zip(self.data, args)]\n"
+            "net = nn.Linear(4, 2)\n"
+            "updater = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "metric = Accumulator(2)\n"
+            "for X in torch.randn(3, 5, 4):\n"
+            "    l = net(X).pow(2).sum(1)\n"
+            "    updater.zero_grad()\n"
+            "    l.mean().backward()\n"
+            "    updater.step()\n"
+            "    metric.add(l.sum(), l.numel())\n",
+            Silent("metric.data[0].grad_fn is not None", "the total keeps every batch's graph"),
+            line=16),
     )
     good = (
+        # The same Accumulator fed numbers.
+        Example(
+            "import torch\n"
+            "from torch import nn\n"
+            "class Accumulator:\n"
+            "    def __init__(self, n):\n"
+            "        self.data = [0.0] * n\n"
+            "    def add(self, *args):\n"
+            "        self.data = [a + b for a, b in zip(self.data, args)]\n"
+            "net = nn.Linear(4, 2)\n"
+            "updater = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "metric = Accumulator(2)\n"
+            "for X in torch.randn(3, 5, 4):\n"
+            "    l = net(X).pow(2).sum(1)\n"
+            "    updater.zero_grad()\n"
+            "    l.mean().backward()\n"
+            "    updater.step()\n"
+            "    metric.add(l.sum().item(), l.numel())\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -338,8 +377,13 @@ class LossAccumulation(Rule):
                 yield Report(event.node, self.text(message, locale, total=source_of(event.target_node, event),
                                                    loss=loss), fixes, event)
             else:
+                at = _event_of(trace, site) or event
+                if event.slot is not None and isinstance(site, ast.Call) and event.slot < len(site.args) \
+                        and not any(isinstance(a, ast.Starred) for a in site.args) and at is not event:
+                    # `metric.add(l.sum(), n)` into a total summed slot by slot: name the argument.
+                    loss = operand_text(site.args[event.slot], at)
                 yield Report(site, self.text(message, locale, total=source_of(event.target_node, event),
-                                             loss=loss), (), _event_of(trace, site) or event)
+                                             loss=loss), (), at)
         for event in trace.of(StoreEvent):
             held = event.held
             if not isinstance(held, TensorFacts) or held.requires_grad is not True:
@@ -425,6 +469,7 @@ def _sums_a_parameter(operand, event) -> bool:
         return False
     args = node.args
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     return operand.id in names
 
 
@@ -433,6 +478,8 @@ def _operand_node(node):
         return node.value
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp):
         return node.value.right
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.ListComp):
+        return node.value.generators[0].iter.args[1]      # zip(total, values): the values
     return None
 
 
