@@ -39,6 +39,27 @@ _CALLBACK_TOTAL = (
 )
 
 
+# d2l's Accumulator: a total summed slot by slot.
+_ACCUMULATOR = (
+    "import torch\n"
+    "from torch import nn\n"
+    "class Accumulator:\n"
+    "    def __init__(self, n):\n"
+    "        self.data = [0.0] * n\n"
+    "    def add(self, *args):\n"
+    "        self.data = [a + b for a, b in zip(self.data, args)]\n"
+    "net = nn.Linear(4, 2)\n"
+    "updater = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+    "metric = Accumulator(2)\n"
+    "for X in torch.randn(3, 5, 4):\n"
+    "    l = net(X).pow(2).sum(1)\n"
+    "    updater.zero_grad()\n"
+    "    l.mean().backward()\n"
+    "    updater.step()\n"
+    "    metric.add({value}, l.numel())\n"
+)
+
+
 class LossAccumulation(Rule):
     code = "AG302"
     name = "loss-accumulation"
@@ -194,47 +215,15 @@ class LossAccumulation(Rule):
                   "    loss = (w * step).sum()\n"
                   "    loss.backward()\n"
                   "    stats['loss'] = stats['loss'] + loss.detach()\n"),
-        # d2l's Accumulator, fed the loss tensor instead of `float(l.sum())`: each
-        # slot of the total adds the value given, graph and all.
-        Example(
-            "import torch\n"
-            "from torch import nn\n"
-            "class Accumulator:\n"
-            "    def __init__(self, n):\n"
-            "        self.data = [0.0] * n\n"
-            "    def add(self, *args):\n"
-            "        self.data = [a + b for a, b in zip(self.data, args)]\n"
-            "net = nn.Linear(4, 2)\n"
-            "updater = torch.optim.SGD(net.parameters(), lr=0.1)\n"
-            "metric = Accumulator(2)\n"
-            "for X in torch.randn(3, 5, 4):\n"
-            "    l = net(X).pow(2).sum(1)\n"
-            "    updater.zero_grad()\n"
-            "    l.mean().backward()\n"
-            "    updater.step()\n"
-            "    metric.add(l.sum(), l.numel())\n",
-            Silent("metric.data[0].grad_fn is not None", "the total keeps every batch's graph"),
-            line=16),
+        # d2l's Accumulator, fed the loss tensor instead of a number: each slot of the
+        # total adds the value given, graph and all.
+        Example(_ACCUMULATOR.format(value="l.sum()"),
+                Silent("metric.data[0].grad_fn is not None", "the total keeps every batch's graph"),
+                line=16),
     )
     good = (
         # The same Accumulator fed numbers.
-        Example(
-            "import torch\n"
-            "from torch import nn\n"
-            "class Accumulator:\n"
-            "    def __init__(self, n):\n"
-            "        self.data = [0.0] * n\n"
-            "    def add(self, *args):\n"
-            "        self.data = [a + b for a, b in zip(self.data, args)]\n"
-            "net = nn.Linear(4, 2)\n"
-            "updater = torch.optim.SGD(net.parameters(), lr=0.1)\n"
-            "metric = Accumulator(2)\n"
-            "for X in torch.randn(3, 5, 4):\n"
-            "    l = net(X).pow(2).sum(1)\n"
-            "    updater.zero_grad()\n"
-            "    l.mean().backward()\n"
-            "    updater.step()\n"
-            "    metric.add(l.sum().item(), l.numel())\n"),
+        Example(_ACCUMULATOR.format(value="l.sum().item()")),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
