@@ -39,6 +39,29 @@ _CALLBACK_TOTAL = (
 )
 
 
+# A meter whose sums start at 0 for every key (collections.defaultdict(float)).
+_METER = (
+    "from collections import defaultdict\n"
+    "import torch\n"
+    "from torch import nn\n"
+    "class Meter:\n"
+    "    def __init__(self):\n"
+    "        self.sums = defaultdict(float)\n"
+    "    def update(self, **values):\n"
+    "        for name, value in values.items():\n"
+    "            self.sums[name] += value\n"
+    "net = nn.Linear(3, 1)\n"
+    "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+    "meter = Meter()\n"
+    "for x in torch.randn(4, 2, 3):\n"
+    "    loss = net(x).pow(2).mean()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+    "    meter.update(loss={value})\n"
+)
+
+
 # d2l's Accumulator: a total summed slot by slot.
 _ACCUMULATOR = (
     "import torch\n"
@@ -220,8 +243,14 @@ class LossAccumulation(Rule):
         Example(_ACCUMULATOR.format(value="l.sum()"),
                 Silent("metric.data[0].grad_fn is not None", "the total keeps every batch's graph"),
                 line=16),
+        # The meter is handed the loss tensor: its sum keeps every step's graph.
+        Example(_METER.format(value="loss"),
+                Silent("meter.sums['loss'].grad_fn is not None", "the sum keeps every step's graph"),
+                line=9),
     )
     good = (
+        # The same meter handed numbers.
+        Example(_METER.format(value="loss.item()")),
         # The same Accumulator fed numbers.
         Example(_ACCUMULATOR.format(value="l.sum().item()")),
         Example(
