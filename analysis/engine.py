@@ -741,29 +741,27 @@ class _GlobalsDigests:
                 and entry[2].isdisjoint(self.changed):
             self.entries[id(function.node)] = entry
             return entry[3]
-        reached = _reached_names(function.node, part, self.state, self.closures)
-        if owner_node is not None:
-            reached = reached | _reached_names(owner_node, owner.source, self.state, self.closures)
+        reached = _names_reached_by(function, part, self.state, owner, self.closures)
         found = _digest_of(reached, self.state, self.digests)
         self.entries[id(function.node)] = (function.node, owner_node, reached, found)
         return found
 
 
-def _globals_digest(function, part: ParsedChunk, state: State, owner=None, digests: dict | None = None,
-                    closures: dict | None = None):
+def _globals_digest(function, part: ParsedChunk, state: State, owner=None) -> tuple:
     """The module-level names a function may read, with what they hold: those it
     names, and those the module's functions and classes it reaches name, and so on
-    (a helper's helper that changed changes what the function's run finds).
-    `digests` and `closures` are shared by the functions of one analysis (one state):
-    most functions read the same globals and reach the same helpers."""
-    if digests is None:
-        digests = {}
-    if closures is None:
-        closures = {}
-    seen = _reached_names(function.node, part, state, closures)
+    (a helper's helper that changed changes what the function's run finds)."""
+    return _digest_of(_names_reached_by(function, part, state, owner, {}), state, {})
+
+
+def _names_reached_by(function, part: ParsedChunk, state: State, owner, closures: dict) -> frozenset:
+    """What `_globals_digest` reads: the function's reached names and, for a method,
+    its class's. `closures` is shared by the functions of one analysis (one state):
+    most reach the same helpers."""
+    reached = _reached_names(function.node, part, state, closures)
     if isinstance(owner, ClassValue):
-        seen = seen | _reached_names(owner.node, owner.source, state, closures)
-    return _digest_of(seen, state, digests)
+        reached = reached | _reached_names(owner.node, owner.source, state, closures)
+    return reached
 
 
 def _digest_of(names, state: State, digests: dict) -> tuple:

@@ -1176,14 +1176,8 @@ class Walker:
                         calls=ctx.calls + ((site,) if site else ()),
                         blocks=ctx.blocks + ((site,) if site else ()))
         saved_names, saved_mode = state.names, state.no_grad
-        state.names = self.bind_arguments(function, args, kwargs, starred)
-        kwarg = function.node.args.kwarg
-        if kwarg is not None and not starred and node is not None:
-            # `def make(**kwargs): return Block(**kwargs)`: the keywords it was given,
-            # as a dict of known entries the body can pass on.
-            rest = {k: v for k, v in kwargs.items() if k not in state.names}
-            state.names[kwarg.arg] = containers.new_dict(
-                Call(node, [], {}, state, inner, self, frame, salt=("kwargs",)), rest, True)
+        made_at = Call(node, [], {}, state, inner, self, frame, salt=("kwargs",)) if node is not None else None
+        state.names = self.bind_arguments(function, args, kwargs, starred, made_at)
         state.no_grad = no_grad
         self._active.append(function)
         try:
@@ -1219,7 +1213,10 @@ class Walker:
                                             join_all(frame.yields) if frame.yields else None)
         return value, True
 
-    def bind_arguments(self, function: FunctionValue, args: list, kwargs: dict, starred: bool) -> dict:
+    def bind_arguments(self, function: FunctionValue, args: list, kwargs: dict, starred: bool,
+                       made_at: Call | None = None) -> dict:
+        """The names a call binds in the callee. `made_at`: the call, which makes the
+        dict a `**kwargs` parameter holds (a run on its own has none: unknown)."""
         node = function.node
         params = _parameters(node)
         positional = params["positional"]
@@ -1242,7 +1239,10 @@ class Walker:
             names[params["vararg"]] = TupleValue(tuple(extra)) if not starred else UNKNOWN
         if params["kwarg"]:
             rest = {k: v for k, v in kwargs.items() if k not in names}
-            names[params["kwarg"]] = containers.plain_dict(rest) if not starred else UNKNOWN
+            # `def make(**kwargs): return Block(**kwargs)`: the keywords it was given,
+            # known entries the body can pass on.
+            names[params["kwarg"]] = containers.new_dict(made_at, rest, True) \
+                if made_at is not None and not starred else UNKNOWN
         for name, value in names.items():
             self.seen_param(node, name, value)
         return names
@@ -1380,9 +1380,16 @@ def _zip_addition(assign: ast.Assign):
                     and isinstance(elt.left, ast.Name) and isinstance(elt.right, ast.Name)):
         return None
     first, second = (t.id for t in gen.target.elts)
-    if (elt.left.id, elt.right.id) != (first, second) or not _same_place(assign.targets[0], iterable.args[0]):
+    if (elt.left.id, elt.right.id) != (first, second) or not _same_place(assign.targets[0], iterable.args[0]) \
+            or not _is_place(iterable.args[1]):
         return None
     return iterable.args[1]
+
+
+def _is_place(node) -> bool:
+    """A name, or attributes and constant subscripts of one: reading it again (as the
+    slot-by-slot total does) has no effect."""
+    return _same_place(node, node)
 
 
 def _self_addition(assign: ast.Assign) -> bool:

@@ -54,12 +54,6 @@ def store_event(state, node, ctx, container, value) -> StoreEvent:
                       state.attrs(container).get("_loop") if isinstance(container, ObjectRef) else None)
 
 
-def plain_dict(values: dict):
-    """`**kwargs` as a parameter, before the call that made it is known (a run on
-    its own): unknown. A followed call binds a dict of its keywords instead."""
-    return UNKNOWN
-
-
 def generator_of(call: Call, function, yielded=None) -> ObjectRef:
     return new_list(call, None, item=yielded if yielded is not None else UNKNOWN)
 

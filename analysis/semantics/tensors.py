@@ -183,6 +183,8 @@ def reduction(call: Call, op: str, t: TensorFacts, args: list, kwargs: dict):
         return derived(call, f"{op}imum", [t, other], shape=shapes.broadcast(t.shape, other.shape),
                        dtype=t.dtype, grad_fn=f"{op.capitalize()}imumBackward0")
     has_dim = dim_value is not None and not (isinstance(dim_value, type(NONE)))
+    if not has_dim and op not in api.REDUCTIONS:
+        return UNKNOWN        # a reduction that needs a dim (logsumexp) raises without one
     if op == "norm":
         # norm(p, dim): the first argument is the order
         dim_value = args[1] if len(args) > 1 else kwargs.get("dim")
@@ -803,8 +805,8 @@ def elementwise_function(call: Call):
 def reduction_function(call: Call):
     name = call.qualname.rsplit(".", 1)[-1]
     first = call.arg(0, "input")
-    if not isinstance(first, TensorFacts) or (name not in api.REDUCTIONS and not call.given(1, "dim")):
-        return UNKNOWN        # (a reduction that needs a dim raises without one)
+    if not isinstance(first, TensorFacts):
+        return UNKNOWN
     return reduction(call, name, first, list(call.args[1:]),
                      {k: v for k, v in call.kwargs.items() if k != "input"})
 
@@ -1230,8 +1232,6 @@ def _same_tensor(call: Call):
 
 
 def _reduction_method(call: Call):
-    if call.method not in api.REDUCTIONS and not call.given(0, "dim"):
-        return UNKNOWN        # (a reduction that needs a dim raises without one)
     return reduction(call, call.method, call.receiver, list(call.args), dict(call.kwargs))
 
 
