@@ -52,6 +52,7 @@ class Workspace:
         self._active: list = []
         self._scans: dict = {}           # path -> (text, reexports.TopLevel or None)
         self._paths: dict = {}           # (name, level, importing folder) -> module_path
+        self._trees: dict = {}           # path -> (text, [(chunk text, tree)]) of modules run
 
     # -- finding modules ------------------------------------------------------------------
 
@@ -196,9 +197,19 @@ class Workspace:
                     changed = True
         for key in [key for key in self._modules if key[0] in stale]:
             del self._modules[key]
+        self._trees.pop(path, None)
         return stale
 
     # -- reading one module ---------------------------------------------------------------------
+
+    def _parsed(self, path: str, text: str) -> list:
+        """The parsed chunks of a module, kept while its text stays the same: a module
+        runs once per import depth and is imported by many files of one process, and
+        its parse costs about as much as its run. (The walker never changes a tree.)"""
+        cached = self._trees.get(path)
+        if cached is None or cached[0] != text:
+            cached = self._trees[path] = (text, _parse_chunks(text))
+        return cached[1]
 
     def _run(self, path: str, text: str, name: str):
         from autograd_lsp.analysis.engine import ParsedChunk
@@ -223,14 +234,8 @@ class Workspace:
         state = State()
         names = state.names
         ctx = Context(no_grad=False)
-        for index, chunk in enumerate(split_chunks(text)):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(chunk.text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
-            part = ParsedChunk(chunk.text, tree, (path, hash(chunk.text), index))
+        for index, (chunk_text, tree) in enumerate(self._parsed(path, text)):
+            part = ParsedChunk(chunk_text, tree, (path, hash(chunk_text), index))
             part.module_names = state.names
             frame = Frame(None, part, None, prefix=part.key, module=context)
             try:
@@ -246,6 +251,19 @@ class Workspace:
             if part.key[0] == path:
                 part.module_names = names
         return ModuleNamespace(path, exported, state), imports
+
+
+def _parse_chunks(text: str) -> list:
+    """(chunk text, tree) of each chunk of `text` that parses."""
+    parsed = []
+    for chunk in split_chunks(text):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                parsed.append((chunk.text, ast.parse(chunk.text)))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return parsed
 
 
 def _parts_of(exported) -> set:

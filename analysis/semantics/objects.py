@@ -114,11 +114,12 @@ def instantiate(walker, cls: ClassValue, call: Call):
     elif cls.fields is not None:
         values = dict(zip(cls.fields, call.args))
         values.update({k: v for k, v in call.kwargs.items() if k in cls.fields})
+        literals = _field_literals(cls.node) if len(values) < len(cls.fields) else {}
         for name in cls.fields:
             if name in values:
                 state.set_attr(ref, name, values[name])
                 continue
-            literal = _field_literal(cls.node, name)
+            literal = literals.get(name)
             default = walker.expr(literal, state, call.frame, call.ctx) if literal is not None \
                 else cls.attrs.get(name, UNKNOWN)
             state.set_attr(ref, name, default)
@@ -129,23 +130,26 @@ def instantiate(walker, cls: ClassValue, call: Call):
     return ref
 
 
-def _field_literal(node: ast.ClassDef, name: str):
-    """The literal a dataclass field's `field(default=...)` or
+def _field_literals(node: ast.ClassDef) -> dict:
+    """Field name -> the literal a dataclass field's `field(default=...)` or
     `field(default_factory=lambda: ...)` gives each instance (`[2, 4, 8]`), made
-    afresh per instance as the factory does; None for anything but a literal of
-    constants (evaluated where the class is used, it must not read names)."""
+    afresh per instance as the factory does; only literals of constants
+    (evaluated where the class is used, they must not read names)."""
+    found, seen = {}, set()
     for stmt in node.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name \
-                and isinstance(stmt.value, ast.Call):
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
+                and isinstance(stmt.value, ast.Call) and stmt.target.id not in seen:
+            seen.add(stmt.target.id)
             func = stmt.value.func
             if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) != "field":
-                return None
+                continue
             for kw in stmt.value.keywords:
                 value = kw.value.body if kw.arg == "default_factory" and isinstance(kw.value, ast.Lambda) \
                     else kw.value if kw.arg == "default" else None
                 if value is not None and _constant_literal(value):
-                    return value
-    return None
+                    found[stmt.target.id] = value
+                    break
+    return found
 
 
 def _constant_literal(node) -> bool:
