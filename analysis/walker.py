@@ -55,10 +55,10 @@ ALONE_BUDGET = 20_000
 # ALONE_FLOOR: a run whose budget is spent still walks its own statements, with the
 # calls after that point unknown, so what it says of its own code stays right.
 # (Over seventeen public repositories, 100,000 and 1,000 gave the same findings as
-# these at twice the time on a model zoo; a file of a few functions still gives
-# each several thousand steps.)
-FILE_BUDGET = 30_000
-ALONE_FLOOR = 300
+# these at twice the time on a model zoo; a file's only run still gets ALONE_BUDGET,
+# and a file of a few functions gives each several thousand steps.)
+FILE_BUDGET = 20_000
+ALONE_FLOOR = 100
 # Steps that the calls into the project's other modules may take together in one
 # run. A script that calls a library's entry point (timm's `create_model`, run
 # through its builders and every block class) followed it for seconds, and what
