@@ -155,10 +155,9 @@ class Walker:
         self.seen = seen if seen is not None else {}
         self.steps = 0
         # Steps taken inside functions of the project's other modules (see
-        # PROJECT_CALLS_BUDGET), and whether such a call is running.
+        # PROJECT_CALLS_BUDGET), and where the running such call began (None: none runs).
         self.project_steps = 0
-        self._in_project_call = False
-        self._project_call_start = 0
+        self._project_call_start = None
         self._active: list = []          # functions being run (recursion stops)
         self._generations: dict = {}     # graph-node site -> how many were made there
         # `torch.set_default_dtype` anywhere: factory dtypes are no longer known.
@@ -1141,25 +1140,24 @@ class Walker:
                salt: tuple = ()):
         """Run `function`'s body with these arguments; (return value, followed)."""
         depth = caller.depth + 1
-        enters_project = not self._in_project_call \
-            and getattr(function.source, "module_names", None) is not None
+        in_project = self._project_call_start is not None
+        enters_project = not in_project and getattr(function.source, "module_names", None) is not None
         now = self.steps + state.work[0]
         # The project budget binds inside a call into another module as well: one
         # call (an `Accelerator()` whose `__init__` reaches half the library) would
         # otherwise spend the whole run's budget before the check at its entry.
-        project_spent = self.project_steps + (now - self._project_call_start if self._in_project_call else 0)
+        project_spent = self.project_steps + (now - self._project_call_start if in_project else 0)
         if depth > MAX_DEPTH or function in self._active or now > self.budget or function.node is None \
-                or ((enters_project or self._in_project_call) and project_spent > PROJECT_CALLS_BUDGET):
+                or ((enters_project or in_project) and project_spent > PROJECT_CALLS_BUDGET):
             py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
             return UNKNOWN, False
         if enters_project:
-            self._in_project_call = True
             self._project_call_start = now
             try:
                 return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone,
                                     salt, depth)
             finally:
-                self._in_project_call = False
+                self._project_call_start = None
                 self.project_steps += self.steps + state.work[0] - now
         return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth)
 

@@ -52,7 +52,7 @@ class Workspace:
         self._active: list = []
         self._scans: dict = {}           # path -> (text, reexports.TopLevel or None)
         self._paths: dict = {}           # (name, level, importing folder) -> module_path
-        self._trees: dict = {}           # path -> (text, [(chunk text, tree)]) of modules run
+        self._trees: dict = {}           # path -> (text, [(chunk index, chunk text, tree)]) of modules run
 
     # -- finding modules ------------------------------------------------------------------
 
@@ -234,7 +234,7 @@ class Workspace:
         state = State()
         names = state.names
         ctx = Context(no_grad=False)
-        for index, (chunk_text, tree) in enumerate(self._parsed(path, text)):
+        for index, chunk_text, tree in self._parsed(path, text):
             part = ParsedChunk(chunk_text, tree, (path, hash(chunk_text), index))
             part.module_names = state.names
             frame = Frame(None, part, None, prefix=part.key, module=context)
@@ -254,13 +254,13 @@ class Workspace:
 
 
 def _parse_chunks(text: str) -> list:
-    """(chunk text, tree) of each chunk of `text` that parses."""
+    """(index among the chunks, chunk text, tree) of each chunk of `text` that parses."""
     parsed = []
-    for chunk in split_chunks(text):
+    for index, chunk in enumerate(split_chunks(text)):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                parsed.append((chunk.text, ast.parse(chunk.text)))
+                parsed.append((index, chunk.text, ast.parse(chunk.text)))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     return parsed
