@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograd_lsp.analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
-                            join_tensors, weakened, replace)
+                            join_tensors, replace, tids_of, weakened)
 
 
 _GONE = object()
@@ -333,10 +333,11 @@ def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
     for tid in keys:
         x, y = a.get(tid), b.get(tid)
         latest = made.get(tid)
-        if latest is not None:
+        newest = latest.birth if latest is not None else _newest_member(tid, made)
+        if newest is not None:
             # Facts of an earlier tensor made at the same site are no one's now.
-            x = x if x is not None and x.birth >= latest.birth else None
-            y = y if y is not None and y.birth >= latest.birth else None
+            x = x if x is not None and x.birth >= newest else None
+            y = y if y is not None and y.birth >= newest else None
         if x is None and y is None:
             out.pop(tid)
         elif x is not None and y is not None:
@@ -352,6 +353,16 @@ def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
                 kept = replace(kept, unseen_history=True)
             out[tid] = kept
     return out
+
+
+def _newest_member(tid, made: dict) -> int | None:
+    """For a joined identity (a helper returning `x.cuda()` on one path, `x` on the
+    other), when the newest of the tensors it stands for was made: facts older than
+    that are of an earlier call's tensors (the last epoch's), not of this one's."""
+    if not (isinstance(tid, tuple) and tid and tid[0] == "join"):
+        return None
+    births = [made[member].birth for member in tids_of(tid) if member in made]
+    return max(births) if births else None
 
 
 def _join_heaps(a: Layered, b: Layered, work: list) -> Layered:

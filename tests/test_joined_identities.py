@@ -1,0 +1,40 @@
+"""A tensor whose identity is a join (a helper returning `t.cuda()` on one path
+and `t` on the other) is made anew at each call: where paths meet, facts of an
+earlier call's tensor (the last epoch's) are not this one's. Seen in a seq2seq
+course: attention scores written into `scores[i]`, made by such a helper in
+another module and run in two nested loops, were taken for one graph that every
+epoch backwarded again (a false `double-backward`)."""
+from __future__ import annotations
+
+from autograd_lsp.analysis.facts import TensorFacts, join_tensors, replace
+from autograd_lsp.analysis.state import State
+
+
+def _made(state: State, site: str, node) -> TensorFacts:
+    return state.created(TensorFacts(tid=site, requires_grad=True, is_leaf=False,
+                                     saved_nodes=frozenset({node})))
+
+
+def test_facts_of_a_join_made_before_its_members_were_made_again_are_dropped():
+    state = State()
+    last_epoch = join_tensors(_made(state, "cuda", "old-a"), _made(state, "cpu", "old-b"))
+    state.update_tensor(last_epoch)
+    this_epoch = join_tensors(_made(state, "cuda", "new-a"), _made(state, "cpu", "new-b"))
+    assert this_epoch.tid == last_epoch.tid
+    # A loop that may run no pass: one path still holds the last epoch's facts
+    # (nothing of this epoch wrote them), the other this epoch's.
+    skipped, ran = state.copy(), state.copy()
+    skipped.update_tensor(last_epoch)
+    ran.update_tensor(this_epoch)
+    joined = skipped.joined(ran)
+    assert joined.tensor(this_epoch.tid).saved_nodes == {"new-a", "new-b"}
+
+
+def test_facts_of_a_join_newer_than_its_members_are_kept():
+    state = State()
+    current = join_tensors(_made(state, "cuda", "a"), _made(state, "cpu", "b"))
+    first, second = state.copy(), state.copy()
+    first.update_tensor(current)
+    second.update_tensor(replace(current, saved_nodes=current.saved_nodes | {"c"}))
+    joined = first.joined(second)
+    assert "a" in joined.tensor(current.tid).saved_nodes
