@@ -892,6 +892,9 @@ class Walker:
             return containers.repeat(self.call_for(node, state, frame, ctx), left, right)
         if op == "mul" and isinstance(left, NumberValue) and containers.is_sequence(right):
             return containers.repeat(self.call_for(node, state, frame, ctx), right, left)
+        array = external.array_arithmetic(op, left, right)
+        if array is not None:
+            return array
         if isinstance(left, (TensorFacts, NumberValue)) or isinstance(right, (TensorFacts, NumberValue)):
             return tensors.binary(self.call_for(node, state, frame, ctx), op, left, right)
         if op == "add":

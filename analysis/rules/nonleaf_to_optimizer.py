@@ -81,8 +81,25 @@ class NonleafToOptimizer(Rule):
             "log_alpha = torch.tensor(np.log(0.2), requires_grad=True).float()\n"
             "alpha_optim = torch.optim.Adam([log_alpha], lr=3e-4)\n",
             Raises("ValueError", RUNTIME), line=4),
+        # A spectrogram to optimise, started as small noise: NumPy's randn times a
+        # float stays float64, so .float() makes a new tensor.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "noise = np.random.randn(16, 24) * 1e-3\n"
+            "spec = torch.from_numpy(noise)[None, None].requires_grad_().float()\n"
+            "optimizer = torch.optim.Adam([spec], lr=0.02)\n",
+            Raises("ValueError", RUNTIME), line=5),
     )
     good = (
+        # Cast to float32 first: times a Python float it stays float32, .float() is
+        # the tensor itself, a leaf.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "noise = np.random.randn(16, 24).astype(np.float32) * 1e-3\n"
+            "spec = torch.from_numpy(noise)[None, None].requires_grad_().float()\n"
+            "optimizer = torch.optim.Adam([spec], lr=0.02)\n"),
         Example(
             "import torch\n"
             "w = torch.randn(3, dtype=torch.float64, requires_grad=True)\n"

@@ -116,6 +116,41 @@ def _numpy_function(call: Call):
     return NdArray()
 
 
+# Arithmetic on arrays: NumPy's promotion of the result's dtype, where Python
+# numbers are weak (NEP 50: a float32 array times 1e-3 stays float32).
+_ARITHMETIC = frozenset({"add", "sub", "mul", "div", "pow", "floor_divide", "remainder"})
+_FLOATS = ("float16", "float32", "float64")
+
+
+def array_arithmetic(op: str, left, right):
+    """`a * 1e-3`, `a / n`, `a + b` with an array on a side and a number or array on
+    the other: an array whose dtype NumPy gives (None when not known); None for
+    anything else."""
+    if op not in _ARITHMETIC or not (isinstance(left, NdArray) or isinstance(right, NdArray)) \
+            or not all(isinstance(v, (NdArray, NumberValue)) for v in (left, right)):
+        # (With a tensor, or what may be one, torch's operators decide.)
+        return None
+    array = left if isinstance(left, NdArray) else right
+    other = right if array is left else left
+    shape = array.shape if isinstance(other, NumberValue) else None
+    return NdArray(shape, dtype=_promoted(op, array.dtype, other))
+
+
+def _promoted(op: str, dtype, other) -> str | None:
+    if isinstance(other, NumberValue):
+        if dtype in _FLOATS:
+            return dtype
+        if dtype == "int64":
+            if other.kind == "float" or op == "div":
+                return "float64"
+            return "int64" if other.kind == "int" and op != "pow" else None
+        return None
+    if dtype == other.dtype == "float64" or "float64" in (dtype, other.dtype) and \
+            {dtype, other.dtype} <= {"float64", "float32", "float16", "int64"}:
+        return "float64"
+    return None
+
+
 @method("ndarray", "astype")
 def _astype(call: Call):
     """`a.astype(np.int64)`: the same values in another dtype."""
