@@ -341,6 +341,15 @@ def _is_object(base) -> bool:
 
 
 @record
+class Partial:
+    """`functools.partial(func, *args, **kwargs)`: a call of it calls `func` with
+    these arguments first (`criterion = partial(F.cross_entropy, reduction="none")`)."""
+    func: object
+    args: tuple
+    kwargs: tuple                    # (name, value) pairs; the call's own override them
+
+
+@record
 class BoundMethod:
     function: FunctionValue
     receiver: object                 # the value bound to `self` (or the class, for classmethods)

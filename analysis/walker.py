@@ -24,7 +24,7 @@ from autograd_lsp.analysis import semantics
 from autograd_lsp.analysis.semantics import autograd as grad_modes
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
                             ExternalName, FunctionValue, GradAttr, MethodOf, ModuleChoice,
-                            ModuleNamespace, NoneValue, NumberValue, ObjectRef, StrValue, TensorFacts,
+                            ModuleNamespace, NoneValue, NumberValue, ObjectRef, Partial, StrValue, TensorFacts,
                             TorchName, TupleValue, Unknown, join, join_all, replace)
 from autograd_lsp.analysis.names import canonical
 from autograd_lsp.analysis.semantics import Call, truth
@@ -1047,6 +1047,11 @@ class Walker:
                     kwargs.update(spread)
             else:
                 kwargs[kw.arg] = value
+        while isinstance(callee, Partial):
+            # `criterion(out, y)` of `partial(F.cross_entropy, reduction="none")`.
+            args = [state.fresh(a) for a in callee.args] + args
+            kwargs = {**{k: state.fresh(v) for k, v in callee.kwargs}, **kwargs}
+            callee = callee.func
         qualname = callee.qualname if isinstance(callee, (TorchName, ExternalName)) else None
         call = Call(node, args, kwargs, state, ctx, self, frame,
                     receiver=receiver if method is not None else None, qualname=qualname,

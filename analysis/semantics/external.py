@@ -3,7 +3,7 @@ through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
 their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
 from __future__ import annotations
 
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, StrValue,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, Partial, StrValue,
                             TensorFacts, TupleValue, Unknown, join_all, replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
@@ -349,7 +349,9 @@ PREFIXES.append(("random.", _random_family))
 
 @function("functools.partial")
 def _partial(call: Call):
-    return UNKNOWN
+    if call.starred or not call.args:
+        return UNKNOWN
+    return Partial(call.args[0], tuple(call.args[1:]), tuple(call.kwargs.items()))
 
 
 __all__ = ["NdArray", "NUMPY_CONVERTING", "deep_copy", "NONE", "StrValue", "Unknown"]
