@@ -24,6 +24,37 @@ _PIXEL_LOSS = (
 )
 
 
+# A segmentation loss set up with functools.partial.
+_PARTIAL_CRITERION = (
+    "import functools\n"
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "head = torch.nn.Conv2d(3, 1, 1)\n"
+    "criterion = functools.partial(F.binary_cross_entropy_with_logits,\n"
+    "                              pos_weight=torch.tensor([3.0]), reduction='{reduction}')\n"
+    "img, mask = torch.randn(2, 3, 8, 8), (torch.rand(2, 1, 8, 8) > 0.7).float()\n"
+    "loss = criterion(head(img), mask)\n"
+    "loss.backward()\n"
+)
+
+# A model computing its loss in forward (per sample), wrapped in DataParallel.
+_WRAPPED_LOSS = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "import torch.nn.functional as F\n"
+    "class WithLoss(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Linear(20, 5)\n"
+    "    def forward(self, x, y):\n"
+    "        return F.cross_entropy(self.fc(x), y, reduction='none')\n"
+    "model = nn.DataParallel(WithLoss())\n"
+    "x, y = torch.randn(8, 20), torch.randint(0, 5, (8,))\n"
+    "loss = model(x, y)\n"
+    "{loss}.backward()\n"
+)
+
+
 class NonscalarBackward(Rule):
     code = "AG101"
     name = "nonscalar-backward"
@@ -157,9 +188,15 @@ class NonscalarBackward(Rule):
             "    loss = F.cross_entropy(z @ z.t() / 0.5, targets, reduction='none')\n"
             "    loss.backward()\n",
             Raises("RuntimeError", RUNTIME), line=12),
+        # The criterion configured once with functools.partial, kept per pixel.
+        Example(_PARTIAL_CRITERION.format(reduction="none"), Raises("RuntimeError", RUNTIME), line=9),
+        # A model that returns its own per-sample loss, wrapped in DataParallel.
+        Example(_WRAPPED_LOSS.format(loss="loss"), Raises("RuntimeError", RUNTIME), line=13),
     )
     good = (
         Example(_PIXEL_LOSS.format(loss="focal.mean()")),
+        Example(_PARTIAL_CRITERION.format(reduction="mean")),
+        Example(_WRAPPED_LOSS.format(loss="loss.mean()")),
         Example(
             "import torch\n"
             "x = torch.randn(3, requires_grad=True)\n"

@@ -199,6 +199,22 @@ def _functional_call(call: Call):
                          shape=result.shape, dtype=result.dtype, saves=True)
 
 
+@function("torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+          "torch.nn.parallel.data_parallel.DataParallel", "torch.nn.parallel.DistributedDataParallel",
+          "torch.nn.parallel.distributed.DistributedDataParallel")
+def _data_parallel(call: Call):
+    """`nn.DataParallel(model)`: a call of it runs the model's forward (on each device,
+    on a slice of the batch, gathered along the first dimension as one forward would
+    give it); its parameters, its train and eval modes are the model's. It stands for
+    the model here, so `.module` is not known, unless the model has a `module` of
+    its own: then the wrapper is not modelled (`.module` would be that)."""
+    module = call.state.fresh(call.arg(0, "module"))
+    if isinstance(module, ObjectRef) and module.kind == "module" \
+            and "module" not in call.state.attrs(module):
+        return module
+    return UNKNOWN
+
+
 @function("torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained")
 def _embedding_from_pretrained(call: Call):
     """`nn.Embedding.from_pretrained(vectors, freeze=True)`: a layer whose weight is a
