@@ -22,3 +22,26 @@ def test_converts_a_tensor_that_requires_grad(qualname):
     t = torch.randn(3, 4, requires_grad=True)
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         function(t, *NEEDS_MORE.get(qualname, ()))
+
+
+_OPERATORS = {"add": "__add__", "sub": "__sub__", "mul": "__mul__", "div": "__truediv__",
+              "pow": "__pow__", "floor_divide": "__floordiv__", "remainder": "__mod__"}
+_NUMBERS = {"int": 3, "float": 1e-3}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64"])
+@pytest.mark.parametrize("op", sorted(_OPERATORS))
+@pytest.mark.parametrize("other", ["int", "float", "float64", "float32", "int64"])
+def test_array_arithmetic_gives_numpys_dtype(dtype, op, other):
+    """Where the analysis names the dtype of `array <op> other`, NumPy agrees."""
+    numpy = pytest.importorskip("numpy")
+    from autograd_lsp.analysis.facts import NumberValue
+    from autograd_lsp.analysis.semantics.external import NdArray, array_arithmetic
+    array = numpy.ones(3, dtype=dtype)
+    if other in _NUMBERS:
+        value, operand = _NUMBERS[other], NumberValue(other, _NUMBERS[other])
+    else:
+        value, operand = numpy.ones(3, dtype=other), NdArray(dtype=other)
+    claimed = array_arithmetic(op, NdArray((3,), dtype=dtype), operand).dtype
+    if claimed is not None:
+        assert str(getattr(array, _OPERATORS[op])(value).dtype) == claimed

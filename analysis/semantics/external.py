@@ -145,10 +145,10 @@ def _promoted(op: str, dtype, other) -> str | None:
                 return "float64"
             return "int64" if other.kind == "int" and op != "pow" else None
         return None
-    if dtype == other.dtype == "float64" or "float64" in (dtype, other.dtype) and \
-            {dtype, other.dtype} <= {"float64", "float32", "float16", "int64"}:
+    pair = {dtype, other.dtype}
+    if "float64" in pair and pair <= {"float64", "float32", "float16", "int64"}:
         return "float64"
-    return None
+    return dtype if pair == {dtype} and dtype in _FLOATS else None
 
 
 @method("ndarray", "astype")
