@@ -202,6 +202,7 @@ class Walker:
         call.extra["module"] = ref
         call.extra["training"] = truth(call.state.attr(ref, "training"))
         call.extra["trainable"] = any(p.requires_grad is True for p in params)
+        call.extra["params"] = frozenset(p.tid for p in params if isinstance(p, TensorFacts))
         value, followed = objects.call_module(self, ref, call)
         for index, hook in enumerate(nn_ops.forward_hooks(call.state, ref)):
             if hook is NONE:

@@ -214,8 +214,46 @@ class EvalWithoutNoGrad(Rule):
             "loader = [(torch.randn(2, 3), torch.tensor([0, 1])) for _ in range(2)]\n"
             "logits = run_validation(Classifier(), loader)\n",
             Silent("logits.grad_fn is not None", "every batch's logits carry a graph"), line=14),
+        # Full-batch training, then the same model in eval mode on held-out data, in
+        # one loop body: the model is trained here, the second forward evaluates it.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1))\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "x, y, x_val, y_val = torch.randn(16, 4), torch.randn(16, 1), torch.randn(8, 4), torch.randn(8, 1)\n"
+            "for epoch in range(3):\n"
+            "    model.train()\n"
+            "    loss = F.mse_loss(model(x), y)\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"
+            "    model.eval()\n"
+            "    val_loss = F.mse_loss(model(x_val), y_val)\n",
+            Silent("val_loss.grad_fn is not None", "each epoch's validation loss carries a graph"),
+            line=14),
     )
     good = (
+        # DQN's target network, frozen in eval mode, in the training step: the step
+        # backwards (through the policy network only); it is not an evaluation.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "policy_net, target_net = nn.Linear(4, 2), nn.Linear(4, 2)\n"
+            "target_net.load_state_dict(policy_net.state_dict())\n"
+            "target_net.eval()\n"
+            "optimizer = torch.optim.RMSprop(policy_net.parameters(), lr=1e-3)\n"
+            "def optimize_model(states, actions, rewards, next_states):\n"
+            "    q = policy_net(states).gather(1, actions)\n"
+            "    next_values = target_net(next_states).max(1)[0].detach()\n"
+            "    loss = F.smooth_l1_loss(q, (rewards + 0.99 * next_values).unsqueeze(1))\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "for step in range(3):\n"
+            "    optimize_model(torch.randn(8, 4), torch.randint(0, 2, (8, 1)), torch.randn(8), torch.randn(8, 4))\n"),
         # Named for evaluation, but its result is differentiated; a unit test; a
         # framework's hook, which the framework runs under no_grad.
         Example(
@@ -328,6 +366,8 @@ class EvalWithoutNoGrad(Rule):
                 continue      # a backward goes through this forward: grad mode is needed
             if self._backward_nearby(calls, event):
                 continue
+            if _beside_a_training_step(calls, event):
+                continue      # a frozen target or teacher network in a training step
             called = event.node.func
             if isinstance(called, ast.Attribute) and called.attr == "forward":
                 called = called.value          # `model.forward(x)` names `model`
@@ -408,6 +448,28 @@ def _backward_after(calls, event) -> bool:
         elif after and (is_backward(e) or e.qualname == "torch.autograd.grad"):
             return True
     return False
+
+
+def _beside_a_training_step(calls, event) -> bool:
+    """The forward runs beside a backward (same function run, loop pass and branch)
+    while no backward of that pass trains its model: a frozen target or teacher
+    network in a training step (DQN's `target_net`), not an evaluation. A backward
+    whose graph is not known whole may train it: then too, nothing is claimed."""
+    from autograd_lsp.analysis.facts import TensorFacts
+    from autograd_lsp.analysis.rulekit import backward_target
+    params = event.extra.get("params")
+    if not params:
+        return False
+    same_pass = [e for e in calls if is_backward(e) and e.ctx.calls == event.ctx.calls
+                 and e.ctx.loops == event.ctx.loops and e.ctx.passes == event.ctx.passes]
+    if not any(e.ctx.blocks == event.ctx.blocks for e in same_pass):
+        return False
+    for e in same_pass:
+        target = backward_target(e)
+        if isinstance(target, TensorFacts) and not target.opaque and not target.unseen_history \
+                and target.leaves & params:
+            return False
+    return True
 
 
 def _differentiated(calls, result) -> bool:
