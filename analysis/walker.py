@@ -96,6 +96,16 @@ def _calls_something(comprehension) -> bool:
     return any(isinstance(n, ast.Call) for part in parts for n in nodes(part))
 
 
+def _through_partials(callee, args: list, kwargs: dict, state: State):
+    """(function, arguments, keywords) a call of `functools.partial` objects comes to:
+    their stored arguments first, the call's keywords over theirs."""
+    while isinstance(callee, Partial):
+        args = [state.fresh(a) for a in callee.args] + list(args)
+        kwargs = {**{k: state.fresh(v) for k, v in callee.kwargs}, **kwargs}
+        callee = callee.func
+    return callee, args, kwargs
+
+
 def alone_budget(runs: int) -> int:
     """The budget of each of a file's `runs` runs on their own."""
     return max(ALONE_FLOOR, min(ALONE_BUDGET, FILE_BUDGET // max(runs, 1)))
@@ -1048,11 +1058,9 @@ class Walker:
                     kwargs.update(spread)
             else:
                 kwargs[kw.arg] = value
-        while isinstance(callee, Partial):
-            # `criterion(out, y)` of `partial(F.cross_entropy, reduction="none")`.
-            args = [state.fresh(a) for a in callee.args] + args
-            kwargs = {**{k: state.fresh(v) for k, v in callee.kwargs}, **kwargs}
-            callee = callee.func
+        # `criterion(out, y)` of `partial(F.cross_entropy, reduction="none")`: the
+        # event names the function and every argument it gets.
+        callee, args, kwargs = _through_partials(callee, args, kwargs, state)
         qualname = callee.qualname if isinstance(callee, (TorchName, ExternalName)) else None
         call = Call(node, args, kwargs, state, ctx, self, frame,
                     receiver=receiver if method is not None else None, qualname=qualname,
@@ -1077,6 +1085,11 @@ class Walker:
 
     def apply(self, callee, call: Call):
         """(result, whether a body of the analysed code was walked)."""
+        if isinstance(callee, Partial):
+            # A partial handed to a library that calls it (`model.apply(partial(init, std=0.02))`).
+            callee, call.args, call.kwargs = _through_partials(callee, call.args, call.kwargs, call.state)
+            if isinstance(callee, (TorchName, ExternalName)):
+                call.qualname = callee.qualname
         if isinstance(callee, TorchName):
             fn = semantics.find_function(callee.qualname)
             if fn is not None:

@@ -14,6 +14,19 @@ RUNTIME = "a leaf Variable that requires grad is being used in an in-place opera
 RUNTIME_VIEW = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
+# `net.apply(partial(init, value=0.5))`: `apply` calls the partial on every submodule.
+_PARTIAL_INIT = (
+    "import functools\n"
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "{decorator}def init_constant(module, value):\n"
+    "    if isinstance(module, nn.Linear):\n"
+    "        module.weight.fill_(value)\n"
+    "net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
+    "net.apply(functools.partial(init_constant, value=0.5))\n"
+)
+
+
 class InplaceLeaf(Rule):
     code = "AG105"
     name = "inplace-leaf"
@@ -48,6 +61,8 @@ class InplaceLeaf(Rule):
     }
 
     bad = (
+        # An init function given its value with functools.partial, run by `apply`.
+        Example(_PARTIAL_INIT.format(decorator=""), Raises("RuntimeError", RUNTIME), line=6),
         Example(
             "import torch\n"
             "x = torch.randn(8, 4)\n"
@@ -93,6 +108,7 @@ class InplaceLeaf(Rule):
             Raises("RuntimeError", RUNTIME_VIEW), line=7),
     )
     good = (
+        Example(_PARTIAL_INIT.format(decorator="@torch.no_grad()\n")),
         Example(
             "import torch\n"
             "w = torch.tensor(5.0, requires_grad=True)\n"

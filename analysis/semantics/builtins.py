@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
-                            FunctionValue, GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef,
+                            FunctionValue, GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, Partial,
                             StrValue, TensorFacts, TorchName, Tri, TupleValue, Unknown, join, join_all,
                             replace)
 from autograd_lsp.analysis.records import record
@@ -214,7 +214,10 @@ def havoc(call: Call) -> None:
         values.append(call.receiver)
     for value in values:
         value = state.fresh(value)
-        if isinstance(value, TensorFacts):
+        if isinstance(value, Partial):
+            # It may be called: what it holds is handed on too.
+            values.extend([*value.args, *(v for _, v in value.kwargs)])
+        elif isinstance(value, TensorFacts):
             if value.grad is not None:
                 state.update_tensor(replace(value, grad=None))
         elif isinstance(value, ObjectRef):
