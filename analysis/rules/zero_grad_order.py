@@ -47,6 +47,35 @@ _TWO_BRANCHES = _PRELUDE + (
 )
 
 
+# A trainer that runs its callbacks between the backward and the step.
+_CALLBACKS = (
+    "import torch\n"
+    "from torch import nn\n"
+    "class GradNormLogger:\n"
+    "    def __init__(self):\n"
+    "        self.norms = []\n"
+    "    def on_after_backward(self, trainer):\n"
+    "        self.norms.append(trainer.model.weight.grad.norm().item())\n"
+    "{after_logging}"
+    "class Trainer:\n"
+    "    def __init__(self, model, callbacks):\n"
+    "        self.model, self.callbacks = model, list(callbacks)\n"
+    "        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    def train_step(self, x, y):\n"
+    "        self.optimizer.zero_grad()\n"
+    "        loss = nn.functional.mse_loss(self.model(x), y)\n"
+    "        loss.backward()\n"
+    "        for callback in self.callbacks:\n"
+    "            callback.on_after_backward(self)\n"
+    "        self.optimizer.step()\n"
+    "model = nn.Linear(3, 1)\n"
+    "start = model.weight.detach().clone()\n"
+    "trainer = Trainer(model, [GradNormLogger()])\n"
+    "for step in range(3):\n"
+    "    trainer.train_step(torch.randn(4, 3), torch.randn(4, 1))\n"
+)
+
+
 class ZeroGradOrder(Rule):
     code = "AG202"
     name = "zero-grad-order"
@@ -223,8 +252,13 @@ class ZeroGradOrder(Rule):
             "start = gan.D.weight.detach().clone()\n"
             "gan.train_step(torch.randn(4, 3))\n",
             Silent("torch.equal(start, gan.D.weight.detach())", "the discriminator never moves"), line=15),
+        # A callback the trainer runs after each backward clears the gradients it logs,
+        # before the step reads them: reported at the loop over the callbacks.
+        Example(_CALLBACKS.format(after_logging="        trainer.model.zero_grad()\n"),
+                Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=18),
     )
     good = (
+        Example(_CALLBACKS.format(after_logging="")),
         # The same updates, each clearing after it has read the gradient.
         Example(
             "import torch\n"
@@ -305,14 +339,16 @@ class ZeroGradOrder(Rule):
         yield from self._manual_updates(trace, locale)
         if not any(e.method == "zero_grad" for e in trace.calls()):
             return                  # every finding here is about a clear
-        calls = [e for e in trace.calls() if not any(e.ctx.passes)]
         # One straight-line sequence per loop body (or function body without loop) of
-        # each run of a function.
+        # each run of a function: the first pass over it, with every pass of the loops
+        # over known collections it holds (see _body_loop).
         # Outside loops, a function's sequence holds what the helpers it calls do
         # (`d_loss.backward(); self.reset_grad(); self.d_opt.step()`).
         groups: dict = {}
-        for event in calls:
-            loop = event.ctx.loop
+        for event in trace.calls():
+            loop, index = _body_loop(event.ctx)
+            if any(event.ctx.passes[:index + 1]):
+                continue
             if loop is None:
                 for depth in range(len(event.ctx.calls) + 1):
                     groups.setdefault((event.ctx.calls[:depth], None), []).append(event)
@@ -333,8 +369,9 @@ class ZeroGradOrder(Rule):
         # branches each pass takes: what surely ran on a pass is a sequence of its own.
         runs: dict = {}
         for event in trace.calls():
-            loop = event.ctx.loop
-            runs.setdefault((event.ctx.calls if loop is None else (), loop, event.ctx.passes), []).append(event)
+            loop, index = _body_loop(event.ctx)
+            runs.setdefault((event.ctx.calls if loop is None else (), loop, event.ctx.passes[:index + 1]),
+                            []).append(event)
         for (_, loop, _), events in runs.items():
             if not any(e.method == "zero_grad" for e in events):
                 continue
@@ -439,6 +476,18 @@ def _at_callers_line(zero: CallEvent, step: CallEvent, message: str, locale: str
         return None
     name = getattr(getattr(site.function, "node", None), "name", None)
     return Report(site.node, called_here(name, message, locale) if name else message, (), site)
+
+
+def _body_loop(ctx) -> tuple:
+    """(loop, its index in `ctx.loops`) whose body's sequence an event belongs to: the
+    innermost loop around it, unless that loop runs over a known collection inside
+    another loop (`for cb in self.callbacks: cb.on_after_backward(self)` in a training
+    step): each of its passes surely runs, in order, as part of the enclosing body.
+    (None, -1) outside loops."""
+    index = len(ctx.loops) - 1
+    while index > 0 and ctx.loops[index].unrolled:
+        index -= 1
+    return (ctx.loops[index] if index >= 0 else None), index
 
 
 def _unconditional(event: CallEvent, loop) -> bool:
