@@ -15,6 +15,21 @@ RUNTIME_ATTRIBUTE = "only Tensors of floating point and complex dtype can requir
 RUNTIME_METHOD = "only Tensors of floating point dtype can require gradients"
 
 
+# Label logits kept per sample and learned with the model (noisy-label training).
+_LABEL_LOGITS = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "config = {{'num_classes': 3, 'K': 10}}\n"
+    "class LabelLogits:\n"
+    "    def __init__(self, labels, num_classes, K):\n"
+    "        self.logits = K * {one_hot}\n"
+    "    def start(self):\n"
+    "        self.logits.requires_grad_()\n"
+    "table = LabelLogits(torch.randint(0, 3, (16,)), config['num_classes'], config['K'])\n"
+    "table.start()\n"
+)
+
+
 class IntRequiresGrad(Rule):
     code = "AG104"
     name = "int-requires-grad"
@@ -120,6 +135,10 @@ class IntRequiresGrad(Rule):
             "labels = torch.tensor([0, 1, 1, 2])\n"
             "prior = torch.bincount(labels, minlength=3).requires_grad_()\n",
             Raises("RuntimeError", RUNTIME_METHOD), line=3),
+        # Learnable label distributions started from scaled one-hot labels: an int
+        # times an integer tensor is still an integer tensor.
+        Example(_LABEL_LOGITS.format(one_hot="F.one_hot(labels, num_classes)"),
+                Raises("RuntimeError", RUNTIME_METHOD), line=8),
     )
     good = (
         Example(
@@ -136,6 +155,7 @@ class IntRequiresGrad(Rule):
             "def make(values):\n"
             "    return torch.tensor(values, requires_grad=True)\n"
             "make([0.5, 1.5])\n"),
+        Example(_LABEL_LOGITS.format(one_hot="F.one_hot(labels, num_classes).float()")),
     )
 
     def check(self, trace, locale):

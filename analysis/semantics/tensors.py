@@ -13,7 +13,7 @@ import ast
 import math
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (FLOAT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
+from autograd_lsp.analysis.facts import (FLOAT_DTYPES, INT_DTYPES, NONE, UNKNOWN, GradAttr, MethodOf, NoneValue,
                             NumberValue, ObjectRef, StrValue, Sym, TensorFacts, TorchName, TupleValue, Unknown,
                             dtype_kind, replace, tids_of)
 from autograd_lsp.analysis.semantics import Call, function, method, shapes
@@ -921,7 +921,7 @@ def _clone(call: Call):
 @function("torch.squeeze", "torch.unsqueeze", "torch.flatten", "torch.reshape", "torch.transpose",
           "torch.permute", "torch.t", "torch.swapaxes", "torch.movedim", "torch.chunk",
           "torch.split", "torch.unbind", "torch.narrow", "torch.gather", "torch.index_select",
-          "torch.masked_select", "torch.diagonal", "torch.tile", "torch.flip", "torch.roll")
+          "torch.masked_select", "torch.diagonal", "torch.diag", "torch.tile", "torch.flip", "torch.roll")
 def _shape_function(call: Call):
     t = call.arg(0, "input")
     if not isinstance(t, TensorFacts):
@@ -1378,7 +1378,31 @@ def _gather(call: Call):
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get("torch.gather"))
 
 
-@tensor_method("repeat", "tile", "unflatten", "unfold", "movedim", "narrow", "diagonal", "diff",
+@tensor_method("diagonal")
+def _diagonal(call: Call):
+    t = call.receiver
+    offset, dim1, dim2 = (call.number(i, key) if call.given(i, key) else default
+                          for i, (key, default) in enumerate((("offset", 0), ("dim1", 0), ("dim2", 1))))
+    return view_of(call, t, shapes.diagonal(t.shape, offset, dim1, dim2), "DiagonalBackward0")
+
+
+@tensor_method("diag")
+def _diag(call: Call):
+    """`t.diag(k)`: the k-th diagonal of a matrix, or the matrix of a vector."""
+    t = call.receiver
+    k = call.number(0, "diagonal") if call.given(0, "diagonal") else 0
+    shape = None
+    if t.shape is not None and len(t.shape) == 2:
+        shape = shapes.diagonal(t.shape, k)
+    elif t.shape is not None and len(t.shape) == 1 and isinstance(k, int):
+        n = t.shape[0]
+        side = n + abs(k) if isinstance(n, int) else n if k == 0 else None
+        shape = (side, side)
+    grad_fn = "DiagEmbedBackward0" if t.shape is not None and len(t.shape) == 1 else None
+    return derived(call, "diag", [t], shape=shape, dtype=t.dtype, grad_fn=grad_fn)
+
+
+@tensor_method("repeat", "tile", "unflatten", "unfold", "movedim", "narrow", "diff",
                "index_select", "masked_select", "outer", "repeat_interleave", "tril",
                "triu", "flip", "roll", "take", "index_add", "scatter", "scatter_add", "index_fill",
                "masked_scatter", "put", "sort", "topk", "kthvalue")
@@ -1607,7 +1631,16 @@ def _promote(left, right, op: str) -> str | None:
         return "float32"
     if all(d == tensor_dtypes[0] for d in tensor_dtypes) and not number_kinds:
         return tensor_dtypes[0]
+    if len(set(tensor_dtypes)) == 1 and number_kinds and all(k == "int" for k in number_kinds) \
+            and op in _INTEGER_OPS:
+        # A Python int keeps an integer tensor's dtype (`10 * F.one_hot(y, n)` is int64)
+        # and makes a bool tensor int64.
+        return "int64" if tensor_dtypes[0] == "bool" and op != "sub" else \
+            tensor_dtypes[0] if tensor_dtypes[0] in INT_DTYPES else None
     return None
+
+
+_INTEGER_OPS = frozenset({"add", "sub", "mul", "floor_divide", "remainder", "pow"})
 
 
 def _float_of(tensors: list) -> str | None:
