@@ -55,6 +55,25 @@ _WRAPPED_LOSS = (
 )
 
 
+# InfoNCE over two views of a batch, returning (loss, accuracy).
+_INFO_NCE = (
+    "import torch\n"
+    "import torch.nn.functional as F\n"
+    "def info_nce(z1, z2, temperature=0.2):\n"
+    "    logits = F.normalize(z1, dim=1) @ F.normalize(z2, dim=1).t() / temperature\n"
+    "    per_anchor = -logits.log_softmax(dim=1).diagonal()\n"
+    "    accuracy = (logits.argmax(dim=1) == torch.arange(len(z1))).float().mean()\n"
+    "    return {loss}, accuracy\n"
+    "encoder = torch.nn.Linear(6, 4)\n"
+    "opt = torch.optim.Adam(encoder.parameters())\n"
+    "x = torch.randn(8, 6)\n"
+    "loss, acc = info_nce(encoder(x + 0.1 * torch.randn_like(x)), encoder(x))\n"
+    "opt.zero_grad()\n"
+    "loss.backward()\n"
+    "opt.step()\n"
+)
+
+
 class NonscalarBackward(Rule):
     code = "AG101"
     name = "nonscalar-backward"
@@ -192,11 +211,15 @@ class NonscalarBackward(Rule):
         Example(_PARTIAL_CRITERION.format(reduction="none"), Raises("RuntimeError", RUNTIME), line=9),
         # A model that returns its own per-sample loss, wrapped in DataParallel.
         Example(_WRAPPED_LOSS.format(loss="loss"), Raises("RuntimeError", RUNTIME), line=13),
+        # A contrastive helper returns the per-anchor terms (the diagonal of the
+        # log-probabilities), with its accuracy, and the caller backwards them.
+        Example(_INFO_NCE.format(loss="per_anchor"), Raises("RuntimeError", RUNTIME), line=13),
     )
     good = (
         Example(_PIXEL_LOSS.format(loss="focal.mean()")),
         Example(_PARTIAL_CRITERION.format(reduction="mean")),
         Example(_WRAPPED_LOSS.format(loss="loss.mean()")),
+        Example(_INFO_NCE.format(loss="per_anchor.mean()")),
         Example(
             "import torch\n"
             "x = torch.randn(3, requires_grad=True)\n"

@@ -172,6 +172,23 @@ def unsqueeze(shape: Shape, dim) -> Shape:
     return shape[:n] + (1,) + shape[n:]
 
 
+def diagonal(shape: Shape, offset=0, dim1=0, dim2=1) -> Shape:
+    """`t.diagonal(offset, dim1, dim2)`: the two dims go, their diagonal's length is last."""
+    if shape is None or len(shape) < 2 or not isinstance(offset, int):
+        return None
+    a, b = normalize_dim(dim1, len(shape)), normalize_dim(dim2, len(shape))
+    if a is None or b is None or a == b:
+        return None
+    rows, cols = shape[a], shape[b]
+    if isinstance(rows, int) and isinstance(cols, int) and not isinstance(rows, bool):
+        length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    elif offset == 0 and rows is not None and rows == cols:
+        length = rows             # a square of one symbolic size (a batch against itself)
+    else:
+        length = None
+    return tuple(d for i, d in enumerate(shape) if i not in (a, b)) + (length,)
+
+
 def transpose(shape: Shape, a, b) -> Shape:
     if shape is None:
         return None

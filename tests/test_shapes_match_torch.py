@@ -1,0 +1,44 @@
+"""Where a shape function of the analysis names a shape, torch gives that shape:
+proven with torch, one process for all."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from autograd_lsp.analysis import analyze
+from autograd_lsp.analysis.facts import Sym
+from autograd_lsp.analysis.semantics import shapes
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (4, 3), (5, 5), (2, 3, 4), (1, 6)])
+def test_diagonal(shape):
+    torch = pytest.importorskip("torch")
+    t = torch.zeros(shape)
+    claimed_any = False
+    for offset, dim1, dim2 in itertools.product((0, 1, -1, 2, 7), (0, 1, -1), (0, 1, -1)):
+        claimed = shapes.diagonal(shape, offset, dim1, dim2)
+        if claimed is None:
+            continue
+        claimed_any = True
+        assert tuple(t.diagonal(offset, dim1, dim2).shape) == claimed, (offset, dim1, dim2)
+    assert claimed_any
+
+
+def test_diagonal_of_a_square_of_one_symbolic_size():
+    batch = Sym("B")
+    assert shapes.diagonal((batch, batch)) == (batch,)
+    assert shapes.diagonal((batch, 8)) == (None,)
+
+
+def test_backward_of_the_diagonal_of_similarities_is_not_a_scalar():
+    source = (
+        "import torch\n"
+        "z = torch.randn(8, 4, requires_grad=True)\n"
+        "logits = z @ z.t()\n"
+        "per_anchor = -logits.log_softmax(dim=1).diagonal()\n"
+        "per_anchor.backward()\n"
+        "w = torch.randn(3, 3, requires_grad=True)\n"
+        "torch.diag(w).sum().backward()\n"
+    )
+    assert [(f.name, f.line) for f in analyze(source)] == [("nonscalar-backward", 5)]
