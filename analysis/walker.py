@@ -284,10 +284,19 @@ class Walker:
                 operand = state.fresh(operand)
                 if isinstance(operand, TensorFacts):
                     self.emit(AccumulateEvent(node, ctx, node.targets[0], state.fresh(before), operand, slot))
+        addition = _self_addition(node)
+        decay = node.value.left if addition and isinstance(node.value.left, ast.BinOp) else None
+        outer = self._watched_node, self._watched          # a call in the value assigns too
+        self._watched_node, self._watched = decay, None
         value = self.expr(node.value, state, frame, ctx, used=not discarded)
-        if _self_addition(node):
+        watched = self._watched
+        self._watched_node, self._watched = outer
+        if addition:
             # `total = total + loss`, `self.total = ...`, `stats["loss"] = stats["loss"] + ...`
             before, operand = self._last_left, self._last_operand
+            if watched is not None:
+                # `avg = beta * avg + (1 - beta) * loss`: the total is what was decayed.
+                before = watched[1] if _same_place(node.targets[0], decay.right) else watched[0]
             if isinstance(operand, TensorFacts):
                 self.emit(AccumulateEvent(node, ctx, node.targets[0], before, operand))
         for target in node.targets:
@@ -678,6 +687,8 @@ class Walker:
 
     # The operands of the last binary operation walked (for `total = total + loss`).
     _last_left = _last_operand = None
+    # The operands of one BinOp node, when s_assign asks for them (a decayed total).
+    _watched_node = _watched = None
 
     def expr(self, node, state: State, frame: Frame, ctx: Context, used: bool = True):
         if node is None:
@@ -892,6 +903,8 @@ class Walker:
         for op_node in reversed(chain):
             right = self.expr(op_node.right, state, frame, ctx)
             self._last_left, self._last_operand = value, right
+            if op_node is self._watched_node:
+                self._watched = (value, right)
             value = self.binary(_BINARY_OPS.get(type(op_node.op)), value, right, op_node, state,
                                 frame, ctx)
         return value
@@ -1424,10 +1437,15 @@ def _is_place(node) -> bool:
 
 def _self_addition(assign: ast.Assign) -> bool:
     """`x = x + y`, where x is a name, an attribute of one (`self.total`) or a slot with
-    a constant key (`stats["loss"]`)."""
+    a constant key (`stats["loss"]`); or a moving average of y, `x = beta * x + y`
+    (`x * beta` alike): the new total holds the old one."""
     value = assign.value
-    return len(assign.targets) == 1 and isinstance(value, ast.BinOp) \
-        and isinstance(value.op, ast.Add) and _same_place(assign.targets[0], value.left)
+    if len(assign.targets) != 1 or not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Add):
+        return False
+    left, target = value.left, assign.targets[0]
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult):
+        left = left.right if _same_place(target, left.right) else left.left
+    return _same_place(target, left)
 
 
 def _same_place(a, b) -> bool:

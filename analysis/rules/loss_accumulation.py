@@ -83,6 +83,29 @@ _ACCUMULATOR = (
 )
 
 
+# A trainer showing an exponential moving average of the loss.
+_SMOOTHED = (
+    "import torch\n"
+    "from torch import nn\n"
+    "class Trainer:\n"
+    "    def __init__(self, model, beta=0.9):\n"
+    "        self.model, self.beta, self.smooth = model, beta, None\n"
+    "        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "    def step(self, x, y):\n"
+    "        loss = nn.functional.mse_loss(self.model(x), y)\n"
+    "        self.opt.zero_grad()\n"
+    "        loss.backward()\n"
+    "        self.opt.step()\n"
+    "        if self.smooth is None:\n"
+    "            self.smooth = {loss}\n"
+    "        else:\n"
+    "            self.smooth = self.beta * self.smooth + (1 - self.beta) * {loss}\n"
+    "trainer = Trainer(nn.Linear(3, 1))\n"
+    "for i in range(4):\n"
+    "    trainer.step(torch.randn(8, 3), torch.randn(8, 1))\n"
+)
+
+
 class LossAccumulation(Rule):
     code = "AG302"
     name = "loss-accumulation"
@@ -247,8 +270,13 @@ class LossAccumulation(Rule):
         Example(_METER.format(value="loss"),
                 Silent("meter.sums['loss'].grad_fn is not None", "the sum keeps every step's graph"),
                 line=9),
+        # A smoothed loss for the progress bar, kept on the trainer as a tensor.
+        Example(_SMOOTHED.format(loss="loss"),
+                Silent("trainer.smooth.grad_fn is not None", "the smoothed loss holds every step's graph"),
+                line=15),
     )
     good = (
+        Example(_SMOOTHED.format(loss="loss.item()")),
         # The same meter handed numbers.
         Example(_METER.format(value="loss.item()")),
         # The same Accumulator fed numbers.
@@ -358,7 +386,7 @@ class LossAccumulation(Rule):
             # iterations before it is reset, is kept for that backward.)
             carried = isinstance(before, TensorFacts) and before.requires_grad is True \
                 and later_pass and event.ctx.carried_into(loop, before) \
-                and not _total_backwarded_in(trace, loop, before)
+                and not _total_backwarded_in(trace, loop, before, event.ctx.loop_pass_of(loop))
             # A total reset on some iterations only (`if i % 100 == 99: running = 0.0`)
             # reaches a later pass as the earlier pass's graph on one path and a number
             # on another, which the analysis joins to unknown. It counts when the loss
@@ -450,14 +478,17 @@ def _backwarded_in(trace, loop, value: TensorFacts, kept=False) -> bool:
     return False
 
 
-def _total_backwarded_in(trace, loop, total: TensorFacts) -> bool:
-    """A backward in `loop` goes through the whole graph of `total`: the sum is
-    what the loop differentiates (`loss = loss + step_loss`, backwarded every k
-    steps and then reset)."""
+def _total_backwarded_in(trace, loop, total: TensorFacts, since: int = 0) -> bool:
+    """A backward in `loop`, on pass `since` or later, goes through the whole graph
+    of `total`: the sum is what the loop differentiates (`loss = loss + step_loss`,
+    backwarded every k steps and then reset). (An earlier pass's backward of the
+    loss that then became the total, `self.avg = loss` as a moving average's first
+    value, is not one.)"""
     if not total.saved_nodes:
         return False
     return any(is_backward(e) and isinstance(e.receiver, TensorFacts)
                and total.saved_nodes <= e.receiver.saved_nodes and e.receiver.birth >= total.birth
+               and e.ctx.loop_pass_of(loop) >= since
                for e in trace.inside(loop, first_pass=False))
 
 
