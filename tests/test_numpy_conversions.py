@@ -45,3 +45,25 @@ def test_array_arithmetic_gives_numpys_dtype(dtype, op, other):
     claimed = array_arithmetic(op, NdArray((3,), dtype=dtype), operand).dtype
     if claimed is not None:
         assert str(getattr(array, _OPERATORS[op])(value).dtype) == claimed
+
+
+_LITERALS = ["[[5]]", "[1, 2, 3]", "(4, 5)", "[True, False]", "[[1, 0], [True, 2]]", "[1.5, 2]",
+             "[[0.0]]", "[1, 2.0, True]"]
+
+
+@pytest.mark.parametrize("literal", _LITERALS)
+def test_array_of_literals_has_numpys_dtype(literal):
+    """`np.array(<numbers>)` then `torch.from_numpy(...).requires_grad_()`: reported as
+    int-requires-grad exactly when NumPy makes an integer or bool array (and torch raises)."""
+    numpy = pytest.importorskip("numpy")
+    torch = pytest.importorskip("torch")
+    from autograd_lsp.analysis import analyze
+    source = f"import numpy as np\nimport torch\na = np.array({literal})\ntorch.from_numpy(a).requires_grad_()\n"
+    reported = any(f.name == "int-requires-grad" for f in analyze(source))
+    array = numpy.array(eval(literal))
+    try:
+        torch.from_numpy(array).requires_grad_()
+        raised = False
+    except RuntimeError:
+        raised = True
+    assert reported == raised == (array.dtype.kind in "iub")

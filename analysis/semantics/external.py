@@ -103,7 +103,11 @@ def _numpy_function(call: Call):
             # `np.log(cfg.init_alpha)`: a float64 scalar or array, like its input.
             return NdArray(getattr(first, "shape", ()), dtype="float64")
     if call.qualname in NUMPY_CONVERTING or call.qualname in NUMPY_UFUNCS:
-        return NdArray(converted=_graph_tensor(call))
+        dtype = None
+        if call.qualname in ("numpy.array", "numpy.asarray"):
+            dtype = numpy_dtype(call.kwargs["dtype"]) if "dtype" in call.kwargs \
+                else _literal_dtype(call.state, call.arg(0, "object"))
+        return NdArray(converted=_graph_tensor(call), dtype=dtype)
     name = call.qualname.rsplit(".", 1)[-1]
     if name == "default_rng" or name == "RandomState":
         return ExternalName("numpy.random.Generator")
@@ -114,6 +118,36 @@ def _numpy_function(call: Call):
     if name in _INT64:
         return NdArray(dtype="int64")
     return NdArray()
+
+
+# The dtype NumPy gives an array of Python numbers, by the kinds present.
+_LITERAL_DTYPES = {frozenset({"int"}): "int64", frozenset({"int", "bool"}): "int64",
+                   frozenset({"bool"}): "bool", frozenset({"float"}): "float64",
+                   frozenset({"float", "int"}): "float64", frozenset({"float", "bool"}): "float64",
+                   frozenset({"float", "int", "bool"}): "float64"}
+
+
+def _literal_dtype(state, value) -> str | None:
+    """`np.array([[5]])`: the dtype of an array made from (nested) lists or tuples of
+    known numbers; None when anything in it is not one."""
+    from autograd_lsp.analysis.semantics import containers
+    kinds, pending = set(), [value]
+    while pending:
+        if len(kinds) > 3 or len(pending) > 4096:
+            return None
+        item = state.fresh(pending.pop())
+        if isinstance(item, NumberValue):
+            kinds.add(item.kind)
+        elif isinstance(item, TupleValue):
+            pending.extend(item.items)
+        elif isinstance(item, ObjectRef) and item.kind == "list":
+            items = containers.known_items(state, item)
+            if items is None:
+                return None
+            pending.extend(items)
+        else:
+            return None
+    return _LITERAL_DTYPES.get(frozenset(kinds))
 
 
 # Arithmetic on arrays: NumPy's promotion of the result's dtype, where Python
