@@ -3,10 +3,25 @@ computed without `create_graph=True`."""
 from __future__ import annotations
 
 from autograd_lsp.analysis.facts import GradAttr
-from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
+from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import backward_target, keyword_node, source_of, target_node, with_keyword
 
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
+
+# A score network's sliced score matching loss over a batch of inputs.
+_SCORE_MATCHING = (
+    "import torch\n"
+    "from torch import nn\n"
+    "net = nn.Sequential(nn.Linear(2, 8), nn.Softplus(), nn.Linear(8, 2))\n"
+    "x = torch.randn(16, 2).requires_grad_()\n"
+    "v = torch.randn_like(x)\n"
+    "score = net(x)\n"
+    "grad_sv = torch.autograd.grad((score * v).sum(), x, {keyword}=True)[0]\n"
+    "norm_term = 0.5 * (score * v).sum(dim=-1).pow(2)\n"
+    "trace_term = (v * grad_sv).sum(dim=-1)\n"
+    "loss = (norm_term + trace_term).mean()\n"
+    "loss.backward()\n"
+)
 
 
 class HigherOrderNoCreateGraph(Rule):
@@ -80,6 +95,11 @@ class HigherOrderNoCreateGraph(Rule):
             "(x ** 3).backward()\n"
             "x.grad.backward()\n",
             Raises("RuntimeError", RUNTIME), line=4),
+        # Sliced score matching: the input gradient's term, per sample, added to the
+        # other term has no graph and trains nothing.
+        Example(_SCORE_MATCHING.format(keyword="retain_graph"),
+                Silent("trace_term.grad_fn is None and trace_term.abs().sum() > 0",
+                       "the trace term adds to the loss and gives no gradient"), line=7),
     )
     good = (
         Example(
@@ -97,6 +117,16 @@ class HigherOrderNoCreateGraph(Rule):
             "g = torch.autograd.grad(x ** 3, x)[0]\n"
             "penalty = (g * x).sum()\n"
             "penalty.backward()\n"),
+        Example(_SCORE_MATCHING.format(keyword="create_graph")),
+        # First-order meta-learning: the step on the weights is meant to have no graph
+        # through the gradient.
+        Example(
+            "import torch\n"
+            "w = torch.randn(3, requires_grad=True)\n"
+            "x = torch.randn(5, 3)\n"
+            "g = torch.autograd.grad((x @ w).pow(2).mean(), w)[0]\n"
+            "fast = w - 0.1 * g\n"
+            "(x @ fast).pow(2).mean().backward()\n"),
     )
 
     def check(self, trace, locale):

@@ -196,11 +196,29 @@ def _autograd_grad(call: Call):
         item = tensors.new_tensor(call, requires_grad=False, is_leaf=True, dtype=dtype, shape=shape,
                                   reason="grad_result", ignore_no_grad=True)
         item = state.created(replace(item, grad_call=call.node))
+    wrt = _tensors_in(call, inputs)
+    if wrt is not None:
+        call.extra["wrt"] = frozenset(t.tid for t in wrt)
     count = _count(call, inputs)
     if count is not None:
         return TupleValue(tuple(item for _ in range(count)))
     from autograd_lsp.analysis.semantics import containers
     return containers.new_list(call, None, item=item, nonempty=True)
+
+
+def _tensors_in(call: Call, inputs) -> list | None:
+    """The tensors `inputs` names (one, or a known list or tuple of them); None when
+    any is not known."""
+    from autograd_lsp.analysis.semantics import containers
+    if isinstance(inputs, TensorFacts):
+        return [inputs]
+    items = inputs.items if isinstance(inputs, TupleValue) else \
+        containers.known_items(call.state, inputs) if isinstance(inputs, ObjectRef) and inputs.kind == "list" \
+        else None
+    if items is None:
+        return None
+    items = [call.state.fresh(i) for i in items]
+    return items if all(isinstance(i, TensorFacts) for i in items) else None
 
 
 def _count(call: Call, inputs):

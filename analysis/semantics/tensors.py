@@ -135,15 +135,29 @@ def binary(call: Call, op: str, left, right):
     if op in ("add", "sub") and isinstance(out, TensorFacts) and out.requires_grad is True:
         # A penalty built from a gradient taken without create_graph, added to a loss:
         # it counts in the value and gives no gradient.
-        # Only a scalar term added to a scalar (a penalty to a loss): a gradient step on
-        # weights (`w - lr * g`, first-order meta-learning) is meant to have no graph.
+        # A scalar term added to a scalar (a penalty to a loss), or a term added to
+        # anything but what the gradient was taken for: a gradient step on weights
+        # (`w - lr * g`, first-order meta-learning) is meant to have no graph.
         scalars = all(isinstance(v, NumberValue) or (isinstance(v, TensorFacts) and v.is_scalar())
                       for v in (left, right))
-        dead = {v.grad_call for v in (left, right) if scalars and isinstance(v, TensorFacts)
-                and v.requires_grad is False and v.grad_call is not None}
+        dead = {v.grad_call for v, other in ((left, right), (right, left))
+                if isinstance(v, TensorFacts) and v.requires_grad is False and v.grad_call is not None
+                and (scalars or _not_differentiated(call, v.grad_call, other))}
         if dead:
             out = call.state.created(replace(out, ungraded=out.ungraded | dead))
     return out
+
+
+def _not_differentiated(call: Call, grad_call, value) -> bool:
+    """`value` is a tensor with a graph that the `torch.autograd.grad` call at
+    `grad_call` surely did not differentiate for (its inputs are known and `value`
+    is none of them): a per-sample penalty term, not a weight being stepped."""
+    if not isinstance(value, TensorFacts) or value.requires_grad is not True:
+        return False
+    for event in reversed(call.walker.trace.events):
+        if getattr(event, "node", None) is grad_call and "wrt" in getattr(event, "extra", {}):
+            return value.tid not in event.extra["wrt"]
+    return False
 
 
 def _number_op(op, left: NumberValue, right: NumberValue):
@@ -404,7 +418,12 @@ def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node
     call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op, hidden, layer))
     if target.saved_by and state.no_grad is not True:
         state.clobber(target.saved_by, node)
-    result = inplace_result(call, target, state.fresh(operand))
+    operand = state.fresh(operand)
+    result = inplace_result(call, target, operand)
+    if isinstance(operand, TensorFacts) and target.saved_by & operand.saved_nodes and state.no_grad is not True:
+        # `x /= x.pow(2).sum().sqrt()`: the operand was computed from `x` by ops that
+        # saved it, and the backward of `x` now runs through them.
+        result = replace(result, saved_nodes=result.saved_nodes | (target.saved_by & operand.saved_nodes))
     if result is not target:
         state.update_tensor(result)
     if target.element_of is not None:
