@@ -1119,8 +1119,10 @@ class Walker:
         if isinstance(callee, BoundMethod):
             receiver = callee.receiver
             if isinstance(receiver, ObjectRef) and receiver.kind == "module" \
-                    and getattr(callee.function.node, "name", None) == "forward":
+                    and getattr(callee.function.node, "name", None) == "forward" \
+                    and (not isinstance(receiver.cls, ClassValue) or receiver.cls.lookup("forward") == callee.function):
                 # `model.forward(x)`: a forward pass like `model(x)`, without the hooks.
+                # (`super().forward(x)` runs the base class's forward, this one.)
                 return self.call_module(receiver, call)
             return self.invoke_user(callee.function, [receiver, *call.args], call), True
         if isinstance(callee, FunctionValue):
