@@ -49,6 +49,34 @@ _EXP_FUNCTION = (
     "attn.sum().backward()\n"
 )
 
+# Embedding networks built by name from a registry; the L2 variant extends the plain one.
+_NORMALISED = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "EMBEDDERS = {{}}\n"
+    "def register(name):\n"
+    "    def add(cls):\n"
+    "        EMBEDDERS[name] = cls\n"
+    "        return cls\n"
+    "    return add\n"
+    "class EmbeddingNet(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.fc = nn.Linear(6, 4)\n"
+    "    def forward(self, x):\n"
+    "        return self.fc(x)\n"
+    "@register('l2')\n"
+    "class L2EmbeddingNet(EmbeddingNet):\n"
+    "    def forward(self, x):\n"
+    "        emb = super().forward(x)\n"
+    "        {normalise}\n"
+    "        return emb\n"
+    "model = EMBEDDERS['l2']()\n"
+    "anchor, positive = model(torch.randn(8, 6)), model(torch.randn(8, 6))\n"
+    "(anchor - positive).pow(2).sum(dim=1).mean().backward()\n"
+)
+
+
 class InplaceSavedTensor(Rule):
     code = "AG108"
     name = "inplace-saved-tensor"
@@ -169,8 +197,13 @@ class InplaceSavedTensor(Rule):
         # A custom Function that saves its output, normalised in place afterwards.
         Example(_EXP_FUNCTION.format(saved="out", use="kept", scale="attn /= attn.sum(dim=-1, keepdim=True)"),
                 Raises("RuntimeError", RUNTIME), line=14),
+        # A registered subclass normalises its base's embedding in place: the norm was
+        # computed from it by `pow`, which saved it.
+        Example(_NORMALISED.format(normalise="emb /= emb.pow(2).sum(dim=1, keepdim=True).sqrt()"),
+                Raises("RuntimeError", RUNTIME), line=19),
     )
     good = (
+        Example(_NORMALISED.format(normalise="emb = emb / emb.pow(2).sum(dim=1, keepdim=True).sqrt()")),
         # Which activation ran is not known here; only relu saves its output, which
         # the shift changes in place. With a leak, leaky_relu saved its input: fine.
         Example(
