@@ -30,6 +30,34 @@ _CARRIED = (
 )
 
 
+# A policy-gradient update over a rollout kept in a dataclass buffer.
+_ROLLOUT = (
+    "from dataclasses import dataclass, field\n"
+    "import torch\n"
+    "from torch.distributions import Categorical\n"
+    "@dataclass\n"
+    "class Rollout:\n"
+    "    log_probs: list = field(default_factory=list)\n"
+    "    def add(self, log_prob):\n"
+    "        self.log_probs.append(log_prob)\n"
+    "policy = torch.nn.Linear(4, 3)\n"
+    "opt = torch.optim.Adam(policy.parameters())\n"
+    "rollout = Rollout()\n"
+    "obs = torch.randn(5, 4)\n"
+    "for t in range(3):\n"
+    "    dist = Categorical(logits=policy(obs))\n"
+    "    action = dist.sample()\n"
+    "    rollout.add({kept})\n"
+    "old_log_probs = torch.stack(rollout.log_probs)\n"
+    "for epoch in range(2):\n"
+    "    ratio = torch.exp(Categorical(logits=policy(obs)).log_prob(action) - old_log_probs)\n"
+    "    loss = -ratio.mean()\n"
+    "    opt.zero_grad()\n"
+    "    loss.backward()\n"
+    "    opt.step()\n"
+)
+
+
 class DoubleBackward(Rule):
     code = "AG102"
     name = "double-backward"
@@ -126,8 +154,13 @@ class DoubleBackward(Rule):
             "    return g1, g2\n"
             "two_grads(torch.ones(3))\n",
             Raises("RuntimeError", RUNTIME), line=6),
+        # PPO keeps the rollout's log-probabilities, with their graph, in a buffer, and
+        # backwards through them in every epoch of the update.
+        Example(_ROLLOUT.format(kept="dist.log_prob(action)"),
+                Raises("RuntimeError", RUNTIME), line=22),
     )
     good = (
+        Example(_ROLLOUT.format(kept="dist.log_prob(action).detach()")),
         Example(_CARRIED.format(cut="    h = h.detach()\n")),
         Example(
             "import torch\n"

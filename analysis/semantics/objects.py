@@ -126,8 +126,16 @@ def instantiate(walker, cls: ClassValue, call: Call):
                 state.set_attr(ref, name, values[name])
                 continue
             literal = literals.get(name)
-            default = walker.expr(literal, state, call.frame, call.ctx) if literal is not None \
-                else cls.attrs.get(name, UNKNOWN)
+            if isinstance(literal, ast.Name):
+                # `field(default_factory=list)`: a new empty container for each instance.
+                from autograd_lsp.analysis.semantics import containers
+                made = Call(literal, [], {}, state, call.ctx, walker, call.frame)
+                default = containers.new_list(made, []) if literal.id == "list" else \
+                    containers.new_dict(made, {}, True) if literal.id == "dict" else UNKNOWN
+            elif literal is not None:
+                default = walker.expr(literal, state, call.frame, call.ctx)
+            else:
+                default = cls.attrs.get(name, UNKNOWN)
             state.set_attr(ref, name, default)
     else:
         base = _torch_base(cls)
@@ -140,7 +148,8 @@ def _field_literals(node: ast.ClassDef) -> dict:
     """Field name -> the literal a dataclass field's `field(default=...)` or
     `field(default_factory=lambda: ...)` gives each instance (`[2, 4, 8]`), made
     afresh per instance as the factory does; only literals of constants
-    (evaluated where the class is used, they must not read names)."""
+    (evaluated where the class is used, they must not read names); or the name
+    `list` or `dict` of `field(default_factory=list)`."""
     found, seen = {}, set()
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) \
@@ -150,6 +159,10 @@ def _field_literals(node: ast.ClassDef) -> dict:
             if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) != "field":
                 continue
             for kw in stmt.value.keywords:
+                if kw.arg == "default_factory" and isinstance(kw.value, ast.Name) \
+                        and kw.value.id in ("list", "dict"):
+                    found[stmt.target.id] = kw.value
+                    break
                 value = kw.value.body if kw.arg == "default_factory" and isinstance(kw.value, ast.Lambda) \
                     else kw.value if kw.arg == "default" else None
                 if value is not None and _constant_literal(value):
