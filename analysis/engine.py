@@ -197,6 +197,9 @@ class Analyzer:
         # (1-based line, reason). Callers must say so; they are not "no problems".
         self.unread: list[tuple[int, str]] = []
         self._should_stop = None
+        # Whether the facts of each name are kept for hovers (`last.seen`); a caller
+        # that never asks (the command line) saves their cost.
+        self.keeps_facts = True
         # Paths of the project's modules the last analysis read.
         self.dependencies: set = set()
         # The last run of the module's code, and the runs of functions on their own,
@@ -349,7 +352,7 @@ class Analyzer:
     def _instance(self, cls, part, state: State, context, budget: int = ALONE_BUDGET):
         """(state, `self`) for the methods of a class run on their own: an instance
         whose `__init__` ran with unknown arguments, made once for all its methods."""
-        walker = Walker(budget=budget)
+        walker = Walker(budget=budget, record_seen=self.keeps_facts)
         run_state = state.copy()
         run_state.work = [0]
         frame = Frame(None, part, None, prefix=("instance",) + part.key, module=context)
@@ -377,7 +380,7 @@ class Analyzer:
                 state = previous.state
                 if changed:
                     state = state.copy()
-                    walker = Walker()
+                    walker = Walker(record_seen=self.keeps_facts)
                     context = self._module_context(path)
                     for part in changed:
                         frame = Frame(None, part, None, prefix=part.key, module=context)
@@ -387,7 +390,7 @@ class Analyzer:
                     self._module_cache = previous
                 return previous.segment, previous.state, previous.followed_nodes
         trace = Trace(mentions_backward=mentions_backward)
-        walker = Walker(trace)
+        walker = Walker(trace, record_seen=self.keeps_facts)
         context = self._module_context(path)
         state = State()
         ctx = Context(no_grad=False)
@@ -412,7 +415,7 @@ class Analyzer:
     def _run_alone(self, function, instance, part, state: State, context, locale: str, mentions_backward: bool,
                    budget: int = ALONE_BUDGET):
         trace = Trace(mentions_backward=mentions_backward)
-        walker = Walker(trace, budget=budget)
+        walker = Walker(trace, budget=budget, record_seen=self.keeps_facts)
         walker.torch_name = _torch_name(state.names)
         receiver = None
         if instance is not None:

@@ -158,11 +158,16 @@ class ModuleContext:
 
 
 class Walker:
-    def __init__(self, trace: Trace | None = None, seen: dict | None = None, budget: int = BUDGET):
+    def __init__(self, trace: Trace | None = None, seen: dict | None = None, budget: int = BUDGET,
+                 record_seen: bool = True):
         self.trace = trace if trace is not None else Trace()
         self.budget = budget
         # Facts of names as evaluated, for hovers: Name node -> value (joined over runs).
         self.seen = seen if seen is not None else {}
+        if not record_seen:
+            # No hover will ask (the command line): joining the facts of every name
+            # seen, on every pass and call, costs a few percent of the run.
+            self.note_seen = _ignore_seen
         self.steps = 0
         # Steps taken inside functions of the project's other modules (see
         # PROJECT_CALLS_BUDGET), and where the running such call began (None: none runs).
@@ -1306,6 +1311,10 @@ class Walker:
 
 
 # -- helpers ---------------------------------------------------------------------------------
+
+def _ignore_seen(node, value) -> None:
+    return None
+
 
 _STATEMENTS = {
     ast.Expr: Walker.s_expr,

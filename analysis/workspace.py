@@ -230,7 +230,7 @@ class Workspace:
             return found
 
         context = ModuleContext(name or posixpath.basename(path), path, resolve, reexported)
-        walker = Walker()
+        walker = Walker(record_seen=False)
         state = State()
         names = state.names
         ctx = Context(no_grad=False)

@@ -192,6 +192,14 @@ def _size(job: Job) -> int:
         return 0
 
 
+def _analyzer(path: Path | None) -> Analyzer:
+    """An analyzer reading the project's modules around `path`, keeping no facts
+    for hovers (nothing here asks for them)."""
+    analyzer = Analyzer(workspace=workspace_for(path)) if path is not None else Analyzer()
+    analyzer.keeps_facts = False
+    return analyzer
+
+
 def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None,
               write: bool = True) -> Outcome:
     """Analyse (and with `fix`, fix) one file. Never raises: in a worker process
@@ -199,7 +207,7 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
     `text`: the file's text, already read (or piped in); `write`: with `fix`,
     write the fixed text to the file (otherwise it is only kept in the outcome)."""
     outcome = Outcome(path)
-    analyzer = Analyzer()
+    analyzer = _analyzer(None)
     try:
         source = None
         if text is None or (fix and write):
@@ -209,7 +217,7 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
             return _check_notebook(path, text, source, settings, fix, write, outcome)
         if fix:
             # The project's modules, as `check` reads them: the same findings get fixed.
-            analyzer = Analyzer(workspace=workspace_for(path))
+            analyzer = _analyzer(path)
             result = fix_text(text, settings, filename=str(path), analyzer=analyzer, path=str(path))
             if result.applied:
                 if write:
@@ -221,7 +229,7 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
                 outcome.notes.append(result.problem)
             outcome.findings = list(result.findings)
         else:
-            analyzer = Analyzer(workspace=workspace_for(path))
+            analyzer = _analyzer(path)
             outcome.findings = list(analyzer.analyze(text, settings, path=str(path)))
             outcome.dependencies = set(analyzer.dependencies)
         outcome.unread = list(analyzer.unread)
@@ -248,7 +256,7 @@ def _check_notebook(path: Path, text: str, source, settings: Settings, fix: bool
         outcome.notes.append(f"skipped: a {notebook.language} notebook, not Python")
         return outcome
     # The project's modules, for the cells' imports of them.
-    analyzer = Analyzer(workspace=workspace_for(path))
+    analyzer = _analyzer(path)
     if fix:
         result = fix_cells(list(notebook.sources), settings, analyzer, str(path))
         if result.changed:
