@@ -447,15 +447,27 @@ def join_all(values):
 def tids_of(tid) -> list:
     """The tensors a (possibly joined) tensor identity stands for."""
     if isinstance(tid, tuple) and tid and tid[0] == "join":
-        return tids_of(tid[1]) + tids_of(tid[2])
+        return list(tid[1:])
     return [tid]
+
+
+def joined_tid(a, b):
+    """The identity of a tensor that is `a` on one path and `b` on another: the flat
+    tuple ("join", member, ...) of the tensors it may be, each once. (Nesting the
+    two would double its size at every join of a loop's passes, and every lookup
+    hashes it.)"""
+    if a == b:
+        return a
+    members = tids_of(a)
+    members += [m for m in tids_of(b) if m not in members]
+    return ("join", *members) if len(members) > 1 else members[0]
 
 
 def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
     return TensorFacts(
         # Deterministic, so that analysing the same text twice gives equal facts
         # (the engine's caches compare them).
-        tid=a.tid if a.tid == b.tid else ("join", a.tid, b.tid),
+        tid=joined_tid(a.tid, b.tid),
         requires_grad=_same(a.requires_grad, b.requires_grad),
         is_leaf=_same(a.is_leaf, b.is_leaf),
         dtype=_same(a.dtype, b.dtype),
