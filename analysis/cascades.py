@@ -9,13 +9,14 @@ dropped; the first one, the error the user will see, stays. Later reports of the
 same rule stay too: the same mistake made twice (two in-place writes into one
 parameter) is two places to fix.
 
-A raise is sure when its rule reports only errors torch raises at the reported
-statement, and nothing between the run's start and that statement could skip it
-or catch it: no loop (it may run zero times), no branch whose test is unknown,
-no `try`, no choice between callees. Only what the same outermost call runs
-afterwards is dropped (or, for a function run on its own, the rest of that run):
-after a raise at module level the next statement is still checked, since a
-notebook's next cell runs all the same.
+A later report is dropped when it runs only after the raise ran: nothing
+between them could skip the raise or catch it (the raise is inside every loop
+pass, branch whose test is unknown, `try` and choice between callees that the
+report is inside, on the same pass), and the same outermost call runs both (or,
+for a function run on its own, the same run). A raise in a loop stops what that
+pass does after it, not the code after the loop, which runs when the loop runs
+zero times. After a raise at module level the next statement is still checked,
+since a notebook's next cell runs all the same.
 """
 from __future__ import annotations
 
@@ -28,38 +29,31 @@ RAISE_WHERE_REPORTED = frozenset({
     "removed-backward-keyword",
 })
 
+# Of those, the old spellings whose fix is a rename (`retain_graph=`, `.item()`): the
+# program after them runs as it would have, so what follows is reported all the same
+# (a script copied from an old tutorial gets every old idiom listed at once).
+_RENAMES = frozenset({"removed-backward-keyword", "zero-dim-index"})
+
 # Blocks that do not make what they hold conditional: a call the walker followed,
 # and an `if` whose test was known (at module level, or on every pass).
 _UNCONDITIONAL = (CallSite, Decided, Invariant)
 
 
 def without_cascades(reports: list, trace) -> list:
-    """`reports` ((rule, report) pairs of one run) less those of other rules a sure raise before
-    them on the same path keeps from running."""
+    """`reports` ((rule, report) pairs of one run) less those of other rules that a raise
+    before them on the same path keeps from running."""
     raises = [(rule, report.at) for rule, report in reports
-              if rule.name in RAISE_WHERE_REPORTED and report.at is not None and _sure(report.at.ctx)]
+              if rule.name in RAISE_WHERE_REPORTED and rule.name not in _RENAMES and report.at is not None
+              and _path(report.at.ctx) is not _NO_PATH]
     if not raises:
         return reports
     order = {id(event): index for index, event in enumerate(trace.events)}
-    # Per outermost call (None for a function run on its own): the first sure raise.
-    first: dict = {}
-    for rule, event in raises:
-        index = order.get(id(event))
-        if index is None:
-            continue
-        key = _path(event.ctx)
-        if key is not _NO_PATH and (key not in first or index < first[key][0]):
-            first[key] = (index, rule)
-    if not first:
-        return reports
     kept = []
     for rule, report in reports:
         event = report.at
-        if event is not None:
-            stop = first.get(_path(event.ctx))
-            index = order.get(id(event))
-            if stop is not None and index is not None and index > stop[0] and rule is not stop[1]:
-                continue
+        if event is not None and any(raised is not rule and _runs_after(at, event, order)
+                                     for raised, at in raises):
+            continue
         kept.append((rule, report))
     return kept
 
@@ -77,5 +71,20 @@ def _path(ctx):
     return _NO_PATH
 
 
-def _sure(ctx) -> bool:
-    return all(isinstance(block, _UNCONDITIONAL) for block in ctx.blocks)
+def _runs_after(raised, event, order: dict) -> bool:
+    """Whether `event` runs only after the statement of `raised` ran (and raised):
+    later in the same outermost call, inside every loop pass and branch that the
+    raise itself is inside (a raise in the first statement of a helper that a loop
+    calls stops what the same pass does after it, not what follows the loop,
+    which runs when the loop runs zero times)."""
+    first, later = order.get(id(raised)), order.get(id(event))
+    if first is None or later is None or later <= first:
+        return False
+    a, b = raised.ctx, event.ctx
+    if _path(a) != _path(b):
+        return False
+    conditional = [k for k, block in enumerate(a.blocks) if not isinstance(block, _UNCONDITIONAL)]
+    prefix = a.blocks[:conditional[-1] + 1] if conditional else ()
+    if b.blocks[:len(prefix)] != prefix:
+        return False
+    return all(a.loop_pass_of(loop) == b.loop_pass_of(loop) for loop in a.loops if loop in prefix)
