@@ -74,6 +74,21 @@ _INFO_NCE = (
 )
 
 
+# Quantile regression: the pinball loss of three predicted quantiles.
+_PINBALL = (
+    "import torch\n"
+    "def pinball_loss(pred, target, quantiles):\n"
+    "    q = torch.tensor(quantiles)\n"
+    "    err = target.unsqueeze(-1) - pred\n"
+    "    return torch.maximum(q * err, (q - 1) * err).{reduce}\n"
+    "model = torch.nn.Linear(7, 3)\n"
+    "x, y = torch.randn(32, 7), torch.randn(32)\n"
+    "loss = pinball_loss(model(x), y, (0.1, 0.5, 0.9))\n"
+    "model.zero_grad()\n"
+    "loss.backward()\n"
+)
+
+
 class NonscalarBackward(Rule):
     code = "AG101"
     name = "nonscalar-backward"
@@ -214,12 +229,15 @@ class NonscalarBackward(Rule):
         # A contrastive helper returns the per-anchor terms (the diagonal of the
         # log-probabilities), with its accuracy, and the caller backwards them.
         Example(_INFO_NCE.format(loss="per_anchor"), Raises("RuntimeError", RUNTIME), line=13),
+        # A quantile (pinball) loss averaged over the batch only: one loss per quantile.
+        Example(_PINBALL.format(reduce="mean(dim=0)"), Raises("RuntimeError", RUNTIME), line=10),
     )
     good = (
         Example(_PIXEL_LOSS.format(loss="focal.mean()")),
         Example(_PARTIAL_CRITERION.format(reduction="mean")),
         Example(_WRAPPED_LOSS.format(loss="loss.mean()")),
         Example(_INFO_NCE.format(loss="per_anchor.mean()")),
+        Example(_PINBALL.format(reduce="mean()")),
         Example(
             "import torch\n"
             "x = torch.randn(3, requires_grad=True)\n"

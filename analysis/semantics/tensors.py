@@ -1273,6 +1273,30 @@ def _differentiable_method(call: Call):
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
 
 
+def _elementwise_pair(call: Call):
+    """`a.maximum(b)`, `torch.minimum(a, b)`, `a.atan2(b)`: element by element, in
+    the broadcast shape."""
+    t, other = call.receiver, call.arg(0, "other")
+    if not isinstance(other, (TensorFacts, NumberValue)):
+        return _differentiable_method(call)
+    shape = shapes.broadcast(_shape_of(t), _shape_of(other)) if isinstance(other, TensorFacts) else None
+    dtype = t.dtype if not isinstance(other, TensorFacts) or other.dtype == t.dtype else None
+    return derived(call, call.method, [t, other], shape=shape, dtype=dtype,
+                   grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+@function("torch.maximum", "torch.minimum", "torch.atan2")
+def _elementwise_pair_function(call: Call):
+    t = call.arg(0, "input")
+    if not isinstance(t, TensorFacts):
+        return unknown_torch_call(call)
+    name = call.qualname.rsplit(".", 1)[-1]
+    inner = Call(call.node, list(call.args[1:]), {k: v for k, v in call.kwargs.items() if k != "input"},
+                 call.state, call.ctx, call.walker, call.frame, receiver=t, method=name,
+                 starred=call.starred)
+    return _elementwise_pair(inner)
+
+
 @tensor_method("size")
 def _size(call: Call):
     t = call.receiver
@@ -1549,7 +1573,9 @@ def _register_tensor_methods():
                  "maximum", "minimum", "atan2", "dot", "eq", "ne", "lt", "gt", "le", "ge"):
         if name in ("eq", "ne", "lt", "gt", "le", "ge"):
             tensor_method(name)(lambda call: comparison(call, [call.receiver, call.arg(0)]))
-        elif name in ("maximum", "minimum", "atan2", "dot"):
+        elif name in ("maximum", "minimum", "atan2"):
+            tensor_method(name)(_elementwise_pair)
+        elif name == "dot":
             tensor_method(name)(_differentiable_method)
         else:
             tensor_method(name)(_binary_method)
