@@ -96,3 +96,37 @@ def test_a_raise_under_an_unknown_test_does_not_silence_what_follows():
 def test_module_level_raises_leave_the_next_statements_checked():
     names = [name for name, line in found(MODULE_LEVEL)]
     assert "inplace-leaf" in names and "double-backward" in names
+
+
+# A helper called once per window by a loop raises at its second statement: what it
+# goes on to do in that pass never runs; the code after the caller's loop (which
+# may run no pass) is still checked.
+IN_A_LOOP_PASS = '''import torch
+import torch.nn as nn
+
+encoder, decoder = nn.Linear(6, 2), nn.Linear(2, 6)
+
+def refine(x, steps=3):
+    z = encoder(x)
+    z.requires_grad = True
+    opt = torch.optim.Adam([z], lr=0.05)
+    for _ in range(steps):
+        opt.zero_grad()
+        residual = (decoder(z) - x).pow(2).mean()
+        residual.backward()
+        opt.step()
+    return residual.item()
+
+def scores(windows):
+    out = [refine(w) for w in windows]
+    w = torch.randn(3, requires_grad=True)
+    w.numpy()
+    return out
+
+scores(torch.randn(4, 6))
+'''
+
+
+def test_a_raise_in_a_loop_pass_stops_that_pass_only():
+    assert raising_line(IN_A_LOOP_PASS) == 8
+    assert sorted(found(IN_A_LOOP_PASS)) == [("numpy-requires-grad", 20), ("requires-grad-nonleaf", 8)]
