@@ -42,3 +42,17 @@ def test_backward_of_the_diagonal_of_similarities_is_not_a_scalar():
         "torch.diag(w).sum().backward()\n"
     )
     assert [(f.name, f.line) for f in analyze(source)] == [("nonscalar-backward", 5)]
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid(indexing):
+    """The grids' shape and dtype, as the analysis gives them, are torch's."""
+    torch = pytest.importorskip("torch")
+    source = ("import torch\n"
+              f"a, b = torch.meshgrid(torch.arange(3), torch.arange(5), indexing='{indexing}')\n")
+    analyzer = __import__("autograd_lsp.analysis", fromlist=["Analyzer"]).Analyzer()
+    analyzer.analyze(source)
+    facts = {node.id: value for node, value in analyzer.last.seen.items() if getattr(node, "id", None) in "ab"}
+    a, b = torch.meshgrid(torch.arange(3), torch.arange(5), indexing=indexing)
+    assert facts["a"].shape == tuple(a.shape) and facts["b"].shape == tuple(b.shape)
+    assert (facts["a"].dtype, facts["b"].dtype) == (str(a.dtype)[6:], str(b.dtype)[6:])

@@ -30,6 +30,16 @@ _LABEL_LOGITS = (
 )
 
 
+# The coordinates of every pixel of an image, as (row, column) pairs.
+_PIXEL_GRID = (
+    "import torch\n"
+    "side = 8\n"
+    "xs = torch.arange(side)\n"
+    "coords = torch.stack(torch.meshgrid(xs, xs, indexing='ij'), dim=-1).reshape(-1, 2){cast}\n"
+    "model_input = coords.clone().requires_grad_(True)\n"
+)
+
+
 class IntRequiresGrad(Rule):
     code = "AG104"
     name = "int-requires-grad"
@@ -139,6 +149,8 @@ class IntRequiresGrad(Rule):
         # times an integer tensor is still an integer tensor.
         Example(_LABEL_LOGITS.format(one_hot="F.one_hot(labels, num_classes)"),
                 Raises("RuntimeError", RUNTIME_METHOD), line=8),
+        # A pixel grid of integer coordinates, made an input to differentiate (a SIREN fit).
+        Example(_PIXEL_GRID.format(cast=""), Raises("RuntimeError", RUNTIME_METHOD), line=5),
     )
     good = (
         Example(
@@ -156,6 +168,7 @@ class IntRequiresGrad(Rule):
             "    return torch.tensor(values, requires_grad=True)\n"
             "make([0.5, 1.5])\n"),
         Example(_LABEL_LOGITS.format(one_hot="F.one_hot(labels, num_classes).float()")),
+        Example(_PIXEL_GRID.format(cast=".float()")),
     )
 
     def check(self, trace, locale):

@@ -1285,6 +1285,27 @@ def _elementwise_pair(call: Call):
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
 
 
+@function("torch.meshgrid")
+def _meshgrid(call: Call):
+    """`torch.meshgrid(xs, ys, indexing="ij")`: one grid per input, each of its
+    input's dtype, all of the shape (len(xs), len(ys), ...) ("xy" swaps the first two)."""
+    from autograd_lsp.analysis.semantics.builtins import iterate
+    args = [call.state.fresh(a) for a in call.args]
+    if len(args) == 1 and not isinstance(args[0], TensorFacts):
+        args = [call.state.fresh(e) for e in (iterate(call, args[0]).elements or [])]
+    if call.starred or not args or not all(isinstance(a, TensorFacts) for a in args) \
+            or len({a.dtype for a in args}) > 1:
+        return UNKNOWN         # (torch refuses inputs of different dtypes)
+    indexing = call.kwargs.get("indexing")
+    indexing = indexing.value if isinstance(indexing, StrValue) else "ij" if indexing is None else None
+    sizes = [a.shape[0] if a.shape is not None and len(a.shape) == 1 else None for a in args]
+    shape = tuple(sizes) if None not in sizes and indexing in ("ij", "xy") else None
+    if shape is not None and indexing == "xy" and len(shape) >= 2:
+        shape = (shape[1], shape[0]) + shape[2:]
+    return TupleValue(tuple(derived(call, "meshgrid", [a], shape=shape, dtype=a.dtype, saves=False, part=i)
+                            for i, a in enumerate(args)))
+
+
 @function("torch.maximum", "torch.minimum", "torch.atan2")
 def _elementwise_pair_function(call: Call):
     t = call.arg(0, "input")
