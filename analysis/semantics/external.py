@@ -120,13 +120,6 @@ def _numpy_function(call: Call):
     return NdArray()
 
 
-# The dtype NumPy gives an array of Python numbers, by the kinds present.
-_LITERAL_DTYPES = {frozenset({"int"}): "int64", frozenset({"int", "bool"}): "int64",
-                   frozenset({"bool"}): "bool", frozenset({"float"}): "float64",
-                   frozenset({"float", "int"}): "float64", frozenset({"float", "bool"}): "float64",
-                   frozenset({"float", "int", "bool"}): "float64"}
-
-
 def _literal_dtype(state, value) -> str | None:
     """`np.array([[5]])`: the dtype of an array made from (nested) lists or tuples of
     known numbers; None when anything in it is not one."""
@@ -147,7 +140,11 @@ def _literal_dtype(state, value) -> str | None:
             pending.extend(items)
         else:
             return None
-    return _LITERAL_DTYPES.get(frozenset(kinds))
+    if not kinds or kinds - {"int", "float", "bool"}:
+        return None
+    # NumPy's default float and integer (int64 on Linux and macOS, and everywhere
+    # since NumPy 2); bools alone stay bool.
+    return "float64" if "float" in kinds else "int64" if "int" in kinds else "bool"
 
 
 # Arithmetic on arrays: NumPy's promotion of the result's dtype, where Python
