@@ -940,7 +940,8 @@ def _clone(call: Call):
 @function("torch.squeeze", "torch.unsqueeze", "torch.flatten", "torch.reshape", "torch.transpose",
           "torch.permute", "torch.t", "torch.swapaxes", "torch.movedim", "torch.chunk",
           "torch.split", "torch.unbind", "torch.narrow", "torch.gather", "torch.index_select",
-          "torch.masked_select", "torch.diagonal", "torch.diag", "torch.tile", "torch.flip", "torch.roll")
+          "torch.masked_select", "torch.diagonal", "torch.diag", "torch.tile", "torch.flip", "torch.roll",
+          "torch.maximum", "torch.minimum", "torch.atan2")
 def _shape_function(call: Call):
     t = call.arg(0, "input")
     if not isinstance(t, TensorFacts):
@@ -1304,18 +1305,6 @@ def _meshgrid(call: Call):
         shape = (shape[1], shape[0]) + shape[2:]
     return TupleValue(tuple(derived(call, "meshgrid", [a], shape=shape, dtype=a.dtype, saves=False, part=i)
                             for i, a in enumerate(args)))
-
-
-@function("torch.maximum", "torch.minimum", "torch.atan2")
-def _elementwise_pair_function(call: Call):
-    t = call.arg(0, "input")
-    if not isinstance(t, TensorFacts):
-        return unknown_torch_call(call)
-    name = call.qualname.rsplit(".", 1)[-1]
-    inner = Call(call.node, list(call.args[1:]), {k: v for k, v in call.kwargs.items() if k != "input"},
-                 call.state, call.ctx, call.walker, call.frame, receiver=t, method=name,
-                 starred=call.starred)
-    return _elementwise_pair(inner)
 
 
 @tensor_method("size")
