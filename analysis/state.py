@@ -85,15 +85,33 @@ class Layered:
 
     def copy(self) -> "Layered":
         if len(self.top) > self.FOLD:
-            # Fold the changes into a new base that this one and the copy share.
-            merged = dict(self.base)
-            for key, value in self.top.items():
-                if value is _GONE:
-                    merged.pop(key, None)
-                else:
-                    merged[key] = value
-            self.base, self.top = merged, {}
+            self.fold()
         return Layered(self.base, dict(self.top))
+
+    def fold(self) -> None:
+        """Fold the changes into a new base (which the next copies share)."""
+        if not self.top:
+            return
+        merged = dict(self.base)
+        for key, value in self.top.items():
+            if value is _GONE:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        self.base, self.top = merged, {}
+
+    def add_missing(self, other: "Layered") -> None:
+        """Take `other`'s entries for the keys this one lacks (by set operations on
+        the keys: another module's objects are thousands of entries)."""
+        flat = {**other.base, **other.top} if other.top else other.base
+        gone = [k for k, v in self.top.items() if v is _GONE]
+        missing = flat.keys() - self.base.keys() - self.top.keys()
+        missing.update(k for k in gone if k in flat)
+        top = self.top
+        for key in missing:
+            value = flat[key]
+            if value is not _GONE:
+                top[key] = value
 
     def changed_keys(self, other: "Layered"):
         """The keys whose values may differ between two copies, or None when they do

@@ -347,6 +347,12 @@ class Trace:
             found = cache[kind] = [e for e in self.events if isinstance(e, kind)]
         return list(found)
 
+    def truncate(self, length: int) -> None:
+        """Forget the events after the first `length` (a call undone)."""
+        if len(self.events) > length:
+            del self.events[length:]
+            self._of = self._by_loop = None
+
     # -- queries -------------------------------------------------------------------------
 
     def calls(self) -> list:

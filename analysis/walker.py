@@ -41,7 +41,8 @@ MAX_DEPTH = 8
 # Elements a loop over a known collection is unrolled for (one pass each).
 UNROLL_LIMIT = 16
 # Steps one run may take before calls are no longer followed (the calls after that
-# point act as calls of unknown code): statements and expressions walked, and
+# point, and a followed call still running then, act as calls of unknown code; the
+# run's own statements are still walked): statements and expressions walked, and
 # entries of the state looked at by joins (`State.work`). The module's own run
 # gets `BUDGET`; a function run on its own (one run per function no call reached)
 # gets at most `ALONE_BUDGET` (see FILE_BUDGET): over seven public repositories the largest such run walked
@@ -67,6 +68,12 @@ ALONE_FLOOR = 100
 # followed. It binds inside such a call too, not only at its entry. (40,000 gave
 # the same findings over seventeen public repositories at a third more time.)
 PROJECT_CALLS_BUDGET = 10_000
+
+
+class _OverBudget(Exception):
+    """Raised at a statement of a followed call once the run's budget (or, inside the
+    project's other modules, PROJECT_CALLS_BUDGET) is spent: the outermost call that
+    crossed it then acts as a call of unknown code (see `Walker.invoke`)."""
 
 
 def _keep_totals_made_tensors(completed: State, entry: State, exits: list) -> None:
@@ -173,6 +180,10 @@ class Walker:
         # PROJECT_CALLS_BUDGET), and where the running such call began (None: none runs).
         self.project_steps = 0
         self._project_call_start = None
+        # Followed calls running now: past the budget, their statements stop the call
+        # (a budget checked only where calls begin let one call entered just before
+        # it ran every loop and call of its body, ten times the budget and more).
+        self._followed_depth = 0
         self._active: list = []          # functions being run (recursion stops)
         self._generations: dict = {}     # graph-node site -> how many were made there
         # `torch.set_default_dtype` anywhere: factory dtypes are no longer known.
@@ -263,6 +274,11 @@ class Walker:
 
     def stmt(self, node, state: State, frame: Frame, ctx: Context) -> None:
         self.steps += 1
+        if self._followed_depth:
+            now = self.steps + state.work[0]
+            if now > self.budget or (self._project_call_start is not None and
+                                     self.project_steps + now - self._project_call_start > PROJECT_CALLS_BUDGET):
+                raise _OverBudget()
         frame.since = state.clock[0]
         ctx = ctx.at(node, frame.source, state.no_grad)
         handler = _STATEMENTS.get(type(node))
@@ -1193,15 +1209,29 @@ class Walker:
                 or ((enters_project or in_project) and project_spent > PROJECT_CALLS_BUDGET):
             py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
             return UNKNOWN, False
+        if alone:
+            return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth)
+        # What the call changes is undone if the budget runs out inside it.
+        entry, events, followed = state.copy(), len(self.trace.events), function.node in self.followed_nodes
         if enters_project:
             self._project_call_start = now
-            try:
-                return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone,
-                                    salt, depth)
-            finally:
+        self._followed_depth += 1
+        try:
+            return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth)
+        except _OverBudget:
+            state.become(entry)
+            self.trace.truncate(events)
+            if not followed:
+                # Not walked to its end: its own run, if it gets one, checks it.
+                self.followed_nodes.discard(function.node)
+                self.followed_functions.discard(function)
+            py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
+            return UNKNOWN, False
+        finally:
+            self._followed_depth -= 1
+            if enters_project:
                 self._project_call_start = None
                 self.project_steps += self.steps + state.work[0] - now
-        return self._invoke(function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth)
 
     def _invoke(self, function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth):
         source = function.source
@@ -1550,6 +1580,15 @@ def _reach_module_objects(state: State, module: ModuleNamespace) -> None:
     """What an imported module's code made is reachable through its names."""
     if module.state is None:
         return
-    state.heap.update({k: v for k, v in module.state.heap.items() if k not in state.heap})
-    state.made.update({k: v for k, v in module.state.made.items() if k not in state.made})
-    state.tensors.update({k: v for k, v in module.state.tensors.items() if k not in state.tensors})
+    # Once is enough: a model zoo's functions import from the same modules again and
+    # again, and each copy walked thousands of entries. (The mark joins like any
+    # object made on one path.)
+    mark = ("module objects", id(module.state))
+    if mark in state.heap:
+        return
+    state.heap[mark] = {}
+    state.heap.add_missing(module.state.heap)
+    made = module.state.made
+    if made is not state.made:
+        state.made.update({k: made[k] for k in made.keys() - state.made.keys()})
+    state.tensors.add_missing(module.state.tensors)

@@ -245,6 +245,10 @@ class Workspace:
             state.reachable = True
             names = state.names
         exported = tuple((k, v) for k, v in names.items() if not k.startswith("__"))
+        # Every importer takes these objects (walker._reach_module_objects): one flat
+        # layer is read without copying.
+        state.heap.fold()
+        state.tensors.fold()
         # Functions of this module read its names, whatever module calls them (not
         # those it imported from another module: they read their own module's).
         for part in _parts_of(exported):
