@@ -81,6 +81,8 @@ def binder(scan: TopLevel, name: str, exports) -> object:
     """How the module binds `name` at its end: a FromImport, a Submodule, RUN or
     NOT_BOUND. `exports(star)` gives the names a star import binds (None: unknown)."""
     for bound, how in reversed(scan.bindings):
+        if bound == "*" and how is RUN:
+            return RUN          # a star import under `try` or `if`: its names are unknown
         if bound == "*":
             names = exports(how)
             if names is None:
@@ -97,6 +99,8 @@ def names_bound(scan: TopLevel, exports) -> frozenset | None:
     walker: all but dunder names), or None when a star import's names are unknown."""
     names = set()
     for bound, how in scan.bindings:
+        if bound == "*" and how is RUN:
+            return None
         if bound == "*":
             more = exports(how)
             if more is None:

@@ -50,6 +50,7 @@ class Workspace:
         self._exists = exists or (lambda path: read(path) is not None)
         self._modules: dict = {}
         self._active: list = []
+        self.internal_errors: list[str] = []   # failures of our own while running a module
         self._scans: dict = {}           # path -> (text, reexports.TopLevel or None)
         self._paths: dict = {}           # (name, level, importing folder) -> module_path
         self._trees: dict = {}           # path -> (text, [(chunk index, chunk text, tree)]) of modules run
@@ -112,6 +113,11 @@ class Workspace:
         self._active.append(path)
         try:
             namespace, imports = self._run(path, text, name)
+        except Exception as exc:  # noqa: BLE001 - a bug of ours in one module must not cost its importers
+            # Remembered like a module that ran: an import acts as one of unknown
+            # code, once, instead of failing every importer's analysis again.
+            self.internal_errors.append(f"{path}: {type(exc).__name__}: {exc}")
+            namespace, imports = None, set()
         finally:
             self._active.pop()
         self._modules[key] = _Module(text, namespace, imports)

@@ -146,12 +146,15 @@ PACKAGES = {
     "rebound": {"pkg/__init__.py": "from .models import Net\nfrom .other import *\n",
                 "pkg/models.py": MODEL,
                 "pkg/other.py": MODEL.replace("self.fc(x)", "self.fc(x).sum()")},
+    # A star import under `try`: its names are known only by running the `__init__`.
+    "guarded star": {"pkg/__init__.py": "try:\n    from .models import *\nexcept ImportError:\n    pass\n",
+                     "pkg/models.py": MODEL},
     # `from pkg import models`: the submodule itself.
     "submodule": {"pkg/__init__.py": "from .heavy import *\n", "pkg/models.py": MODEL,
                   "pkg/heavy.py": HEAVY},
 }
 # The walker joins a `try`'s paths, so the guarded import's name is unknown.
-EXPECTED = {"rebound": [], "guarded": []}
+EXPECTED = {"rebound": [], "guarded": [], "guarded star": []}
 
 
 @pytest.mark.parametrize("layout", sorted(PACKAGES))
@@ -218,3 +221,23 @@ def test_calls_into_other_modules_share_a_budget(monkeypatch):
     # as unknown code; the file's own functions are still followed.
     monkeypatch.setattr(walker, "PROJECT_CALLS_BUDGET", 50)
     assert check(Files(dict(files)), "train.py", text)[0] == [("AG101", 8)]
+
+
+def test_a_module_whose_run_fails_acts_as_unknown_code_once(monkeypatch):
+    files = Files({"models.py": MODEL})
+    workspace = Workspace(ROOT, files.read)
+    runs = []
+
+    def failing_run(self, path, text, name):
+        runs.append(path)
+        raise AttributeError("a bug of ours")
+
+    monkeypatch.setattr(Workspace, "_run", failing_run)
+    text = TRAIN.format(import_line="from models import Net", model="Net()")
+    for _ in range(3):
+        # The importer's own analysis goes on (no internal error of its own)...
+        assert check(files, "train.py", text, workspace)[0] == []
+    # ...and the module is not run again for every importer.
+    assert runs == [os.path.join(ROOT, "models.py")]
+    assert workspace.internal_errors == [f"{os.path.join(ROOT, 'models.py')}: AttributeError: a bug of ours"]
+
