@@ -241,3 +241,18 @@ def test_a_module_whose_run_fails_acts_as_unknown_code_once(monkeypatch):
     assert runs == [os.path.join(ROOT, "models.py")]
     assert workspace.internal_errors == [f"{os.path.join(ROOT, 'models.py')}: AttributeError: a bug of ours"]
 
+
+def test_a_run_on_its_own_spends_a_share_of_its_budget_in_other_modules(monkeypatch):
+    from autograd_lsp.analysis import walker
+    # `spend` walks about 2,400 steps: more than a quarter of a run on its own's
+    # 8,000, less than the module's own run may spend in other modules.
+    files = Files({"lib.py": "def spend(x):\n" + "    x = x + 1\n" * 600 + "    return x\n"
+                             "def scaled(w):\n    return w * 2\n"})
+    body = "spend(0)\nw = torch.ones(3, requires_grad=True)\nscaled(w).backward()\n"
+    module_level = "import torch\nfrom lib import spend, scaled\n" + body
+    assert check(files, "train.py", module_level)[0] == [("AG101", 5)]
+    alone = "import torch\nfrom lib import spend, scaled\ndef run():\n" + \
+        "".join("    " + line + "\n" for line in body.splitlines())
+    assert check(Files(dict(files)), "train.py", alone)[0] == []
+    monkeypatch.setattr(walker, "PROJECT_SHARE", 1)
+    assert check(Files(dict(files)), "train.py", alone)[0] == [("AG101", 6)]
