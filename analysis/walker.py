@@ -859,7 +859,8 @@ class Walker:
     def member(self, receiver, name: str, state: State, node=None, frame=None, ctx=None):
         """`receiver.name` as a value."""
         if isinstance(receiver, TorchName):
-            return TorchName(canonical(f"{receiver.qualname}.{name}"))
+            qualname = canonical(f"{receiver.qualname}.{name}")
+            return external.constant(qualname) or TorchName(qualname)
         if isinstance(receiver, ExternalName):
             qualname = f"{receiver.qualname}.{name}"
             return external.constant(qualname) or ExternalName(qualname)

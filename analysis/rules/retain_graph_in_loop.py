@@ -103,6 +103,25 @@ class RetainGraphInLoop(Rule):
             Silent("loss.grad_fn.next_functions[0][0]._saved_self is not None",
                    "the last iteration's graph still holds its saved tensors"),
             line=19),
+        # The batch comes from a helper that scales by `torch.pi` (a float): the whole
+        # graph is still built in the iteration.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "def two_moons(n):\n"
+            "    theta = torch.rand(n) * torch.pi\n"
+            "    return torch.stack([torch.cos(theta), torch.sin(theta)], dim=1)\n"
+            "model = nn.Linear(2, 2)\n"
+            "opt = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+            "for step in range(4):\n"
+            "    x0 = two_moons(16)\n"
+            "    loss = (model(x0) - x0).pow(2).mean()\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    opt.step()\n",
+            Silent("loss.grad_fn.next_functions[0][0]._saved_self is not None",
+                   "the last step's graph is kept with its saved tensors"),
+            line=12),
     )
     good = (
         Example(

@@ -58,10 +58,11 @@ NUMPY_UFUNCS = frozenset({"numpy." + n for n in (
     "log", "log2", "log10", "log1p", "exp", "expm1", "sqrt", "square", "abs", "absolute", "sin",
     "cos", "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan", "sign", "floor", "ceil",
     "round", "clip", "maximum", "minimum", "power", "add", "subtract", "multiply", "divide")})
-# Constants NumPy and math name.
+# Constants NumPy, math and torch name (`torch.pi` is a Python float, not a tensor).
 CONSTANTS = {"numpy.pi": 3.141592653589793, "numpy.e": 2.718281828459045, "math.pi": 3.141592653589793,
              "math.e": 2.718281828459045, "math.tau": 6.283185307179586, "numpy.inf": float("inf"),
-             "math.inf": float("inf")}
+             "math.inf": float("inf"), "torch.pi": 3.141592653589793, "torch.e": 2.718281828459045,
+             "torch.inf": float("inf")}
 
 
 def constant(qualname: str):
