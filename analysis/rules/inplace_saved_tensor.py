@@ -77,6 +77,29 @@ _NORMALISED = (
 )
 
 
+# A contrastive model keeps a queue of keys in a buffer; `{keys}` is what `mm` saves,
+# and the queue is refilled in a `@torch.no_grad()` helper before the backward.
+_QUEUE = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "class Contrast(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.enc = nn.Linear(8, 8)\n"
+    "        self.register_buffer('queue', torch.randn(32, 8))\n"
+    "    @torch.no_grad()\n"
+    "    def enqueue(self, keys):\n"
+    "        self.queue[0:keys.size(0)] = keys\n"
+    "    def forward(self, x):\n"
+    "        q = self.enc(x)\n"
+    "        l_neg = torch.mm(q, {keys})\n"
+    "        self.enqueue(q.detach())\n"
+    "        return l_neg\n"
+    "model = Contrast()\n"
+    "model(torch.randn(4, 8)).logsumexp(dim=1).mean().backward()\n"
+)
+
+
 class InplaceSavedTensor(Rule):
     code = "AG108"
     name = "inplace-saved-tensor"
@@ -201,9 +224,13 @@ class InplaceSavedTensor(Rule):
         # computed from it by `pow`, which saved it.
         Example(_NORMALISED.format(normalise="emb /= emb.pow(2).sum(dim=1, keepdim=True).sqrt()"),
                 Raises("RuntimeError", RUNTIME), line=19),
+        # In-place under no_grad still bumps the version autograd checks.
+        Example(_QUEUE.format(keys="self.queue.t()"), Raises("RuntimeError", RUNTIME), line=10),
     )
     good = (
         Example(_NORMALISED.format(normalise="emb = emb / emb.pow(2).sum(dim=1, keepdim=True).sqrt()")),
+        # A copy of the queue is saved, not the buffer the helper refills.
+        Example(_QUEUE.format(keys="self.queue.clone().detach().t()")),
         # Which activation ran is not known here; only relu saves its output, which
         # the shift changes in place. With a leak, leaky_relu saved its input: fine.
         Example(

@@ -416,7 +416,9 @@ def inplace(call: Call, target: TensorFacts, target_node, op: str, operand, node
     state = call.state
     target = state.fresh(target)
     call.walker.emit(InplaceEvent(node, call.ctx, target, target_node, op, hidden, layer))
-    if target.saved_by and state.no_grad is not True:
+    # Under `no_grad` too: the change still bumps the version that autograd checks
+    # (a queue enqueued in a `@torch.no_grad()` helper after `mm` saved it).
+    if target.saved_by:
         state.clobber(target.saved_by, node)
     operand = state.fresh(operand)
     result = inplace_result(call, target, operand)
@@ -443,7 +445,7 @@ def _reach_base(call: Call, view: TensorFacts, operand, node, seen: set) -> None
         return
     # A view shares its base's version counter: a graph node that saved the base
     # sees the change too (but `x.data` has a counter of its own).
-    if base.saved_by and state.no_grad is not True and _shares_version_with_base(view, base):
+    if base.saved_by and _shares_version_with_base(view, base):
         state.clobber(base.saved_by, node)
     new = inplace_result(call, base, operand)
     if new is not base:
