@@ -13,6 +13,7 @@ culprit is reported as not checked and every other file gets its outcome.
 from __future__ import annotations
 
 import os
+import re
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,10 +98,13 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
             on_done()
 
     workers = available_cores() if workers is None else workers
+    parallel = workers > 1 and len(todo) >= PARALLEL_MIN_FILES
+    if parallel:
+        warm_project_imports([jobs[n] for n in todo])
     # Frozen, the imported modules are never walked by the collector (nor, in a
     # forked worker, touched and so copied); see startup.settle.
     settle()
-    if workers > 1 and len(todo) >= PARALLEL_MIN_FILES:
+    if parallel:
         # Largest first, so that one big file does not finish alone at the end.
         todo.sort(key=lambda n: -_size(jobs[n]))
         _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write)
@@ -120,6 +124,34 @@ def check_files(jobs: list[Job], fix: bool, cache: ResultsCache | None,
                     and not outcome.unread and not outcome.cells:
                 cache.put(key, outcome.findings)
     return [outcomes[number] for number in range(len(jobs))]
+
+
+# The import statements at the top level of a file (`from x import (a,\n b)` whole).
+_TOP_LEVEL_IMPORT = re.compile(r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t][^\n]*)",
+                               re.MULTILINE)
+
+
+def warm_project_imports(jobs: list[Job]) -> None:
+    """Run here, once, the project modules the files import at their top level.
+    The workers forked next inherit them: each worker would otherwise run every
+    module the files it is given import, and the same shared modules (a package's
+    layers and builders) ran once per worker. A module's run depends only on its
+    text and its import depth, so what a worker inherits is what it would have
+    computed (`Workspace.module_namespace`)."""
+    for job in jobs:
+        if is_notebook(job.path):
+            continue
+        try:
+            text = job.text if job.text is not None else read_source(job.path).text
+        except SourceError:
+            continue
+        imports = "\n".join(m.group(0) for m in _TOP_LEVEL_IMPORT.finditer(text))
+        if not imports:
+            continue
+        try:
+            _analyzer(job.path).analyze(imports, job.settings, path=str(job.path))
+        except Exception:  # noqa: BLE001 - only a head start: the worker reports any failure
+            continue
 
 
 def _check_in_pool(jobs, todo, fix, workers, outcomes, on_done, write=True) -> None:
