@@ -359,7 +359,8 @@ def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
         if x is None and y is None:
             out.pop(tid)
         elif x is not None and y is not None:
-            out[tid] = x if x == y else join_tensors(x, y)
+            # (`is` first: a record's `==` compares every field, even of one object.)
+            out[tid] = x if x is y or x == y else join_tensors(x, y)
         else:
             # Changed on one path only: what the change altered is unknown afterwards.
             changed = x if x is not None else y
