@@ -148,6 +148,10 @@ class Frame:
     sites: dict = field(default_factory=dict)
     module: object = None                # the ModuleContext
     yields: list = field(default_factory=list)
+    # A generator's first item, when known (see `_first_yield`), and how many loop
+    # passes the context held when its body began.
+    first_yield: object = None
+    entry_passes: int = 0
     # The run's clock (see TensorFacts.birth) when the statement being run began.
     since: int = 0
 
@@ -787,6 +791,9 @@ class Walker:
         if kind in (ast.Yield, ast.YieldFrom):
             value = self.expr(node.value, state, frame, ctx) if node.value is not None else NONE
             if kind is ast.Yield:
+                if not frame.yields and node is _first_yield(frame) \
+                        and not any(ctx.passes[frame.entry_passes:]):
+                    frame.first_yield = state.fresh(value)
                 frame.yields.append(state.fresh(value))
             else:
                 frame.yields.append(py.iterate(self.call_for(node, state, frame, ctx), value).element)
@@ -1256,7 +1263,7 @@ class Walker:
                       # it again would double the identity's size, and its hashing, per level.)
                       prefix=self.new_id(caller, node, ("call",) + salt) if node is not None
                       else ("alone", function.qualname, source.key),
-                      depth=depth, module=caller.module)
+                      depth=depth, module=caller.module, entry_passes=len(ctx.passes))
         site = CallSite(node, caller.source, function, ctx.stmt) if node is not None else None
         no_grad = function.no_grad if function.no_grad is not None else state.no_grad
         if alone and function.no_grad is None:
@@ -1299,7 +1306,8 @@ class Walker:
         state.no_grad = saved_mode
         if generator:
             value = containers.generator_of(self.call_for(node, state, caller, ctx), function,
-                                            join_all(frame.yields) if frame.yields else None)
+                                            join_all(frame.yields) if frame.yields else None,
+                                            first=frame.first_yield)
         return value, True
 
     def bind_arguments(self, function: FunctionValue, args: list, kwargs: dict, starred: bool,
@@ -1523,6 +1531,44 @@ def _is_generator(function) -> bool:
         text = segment(node) if segment is not None else None
         found = cache[id(node)] = False if text is not None and "yield" not in text else _yields(node)
     return found
+
+
+def _first_yield(frame: Frame):
+    """The `yield` whose first value is the generator's first item: its only one,
+    reached from the body through loops and `with`s only (no branch may skip it),
+    so that the first pass of those loops yields first (d2l's `data_iter`, whose
+    first batch has the full batch size)."""
+    function = frame.function
+    if function is None or isinstance(function.node, ast.Lambda) or frame.source is None:
+        return None
+    cache = frame.source._generators
+    key = ("first", id(function.node))
+    if key not in cache:
+        cache[key] = _unconditional_yield(function.node)
+    return cache[key]
+
+
+def _unconditional_yield(function_node):
+    # (Anything that may skip the yield on the first pass, or end the body before it,
+    # or a nested definition whose own yields would be counted here: no first item.)
+    found = [n for n in nodes(function_node) if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await,
+                                                              ast.Continue, ast.Break, ast.Return))
+             or (n is not function_node and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                           ast.Lambda, ast.ClassDef)))]
+    if len(found) != 1 or not isinstance(found[0], ast.Yield):
+        return None
+    body = function_node.body
+    while True:
+        statement = next((s for s in body if found[0] in nodes(s)), None)
+        if isinstance(statement, ast.Expr) and statement.value is found[0]:
+            return found[0]
+        if isinstance(statement, (ast.For, ast.While, ast.With)) and not getattr(statement, "orelse", None):
+            if isinstance(statement, (ast.For, ast.While)) and any(n is found[0] for n in nodes(
+                    statement.iter if isinstance(statement, ast.For) else statement.test)):
+                return None
+            body = statement.body
+            continue
+        return None
 
 
 def _yields(node) -> bool:

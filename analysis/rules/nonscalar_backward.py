@@ -89,6 +89,32 @@ _PINBALL = (
 )
 
 
+# Linear regression from scratch as d2l teaches it: a generator shuffles the indices
+# and yields batches; the first has the full batch size. `{loss}` is backwarded.
+_FROM_SCRATCH = (
+    "import random\n"
+    "import torch\n"
+    "def data_iter(batch_size, features, labels):\n"
+    "    indices = list(range(len(features)))\n"
+    "    random.shuffle(indices)\n"
+    "    for i in range(0, len(features), batch_size):\n"
+    "        batch = torch.tensor(indices[i:i + batch_size])\n"
+    "        yield features[batch], labels[batch]\n"
+    "features = torch.normal(0, 1, (100, 2))\n"
+    "labels = features @ torch.tensor([[2.0], [-3.4]]) + 4.2\n"
+    "w = torch.normal(0, 0.01, size=(2, 1), requires_grad=True)\n"
+    "b = torch.zeros(1, requires_grad=True)\n"
+    "for epoch in range(2):\n"
+    "    for X, y in data_iter(10, features, labels):\n"
+    "        l = (X @ w + b - y) ** 2 / 2\n"
+    "        {loss}.backward()\n"
+    "        with torch.no_grad():\n"
+    "            for param in (w, b):\n"
+    "                param -= 0.03 * param.grad / 10\n"
+    "                param.grad.zero_()\n"
+)
+
+
 class NonscalarBackward(Rule):
     code = "AG101"
     name = "nonscalar-backward"
@@ -231,6 +257,7 @@ class NonscalarBackward(Rule):
         Example(_INFO_NCE.format(loss="per_anchor"), Raises("RuntimeError", RUNTIME), line=13),
         # A quantile (pinball) loss averaged over the batch only: one loss per quantile.
         Example(_PINBALL.format(reduce="mean(dim=0)"), Raises("RuntimeError", RUNTIME), line=10),
+        Example(_FROM_SCRATCH.format(loss="l"), Raises("RuntimeError", RUNTIME), line=16),
     )
     good = (
         Example(_PIXEL_LOSS.format(loss="focal.mean()")),
@@ -238,6 +265,7 @@ class NonscalarBackward(Rule):
         Example(_WRAPPED_LOSS.format(loss="loss.mean()")),
         Example(_INFO_NCE.format(loss="per_anchor.mean()")),
         Example(_PINBALL.format(reduce="mean()")),
+        Example(_FROM_SCRATCH.format(loss="l.sum()")),
         Example(
             "import torch\n"
             "x = torch.randn(3, requires_grad=True)\n"

@@ -79,6 +79,7 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
             numbers = [NumberValue("int", i) for i in range(value.count)]
             return Iteration(numbers, NumberValue("int"), value.count > 0)
         return Iteration(None, NumberValue("int"), None if value.count is None else value.count > 0,
+                         value.count,
                          first=None if value.first is None or value.count == 0 else NumberValue("int", value.first))
     if isinstance(value, TupleValue):
         return Iteration(list(value.items), join_all(value.items), bool(value.items))
@@ -233,6 +234,9 @@ def havoc(call: Call) -> None:
 
 # -- the builtins --------------------------------------------------------------------------
 
+# The longest list of alike items (`list(range(n))`) kept item by item, for its length.
+MAX_SIZED_LIST = 10_000
+
 @builtin("range")
 def _range(call: Call):
     numbers = [call.number(i) for i in range(len(call.args))]
@@ -315,12 +319,20 @@ def _sequence(call: Call):
         return UNKNOWN
     if elements is not None and name != "sorted":
         return containers.new_list(call, list(elements))
+    if inner.count is not None and inner.count <= MAX_SIZED_LIST and not inner.renewed:
+        # `list(range(n))`: how many is known, each one alike (d2l's `indices`, then
+        # shuffled and sliced into batches of a known size).
+        return containers.new_list(call, [inner.element] * inner.count)
     return containers.new_list(call, None, item=inner.element, nonempty=inner.nonempty, renewed=inner.renewed)
 
 
 @builtin("next")
 def _next(call: Call):
     inner = iterate(call, call.arg(0))
+    if inner.first is not None:
+        # Taken: a loop over the rest no longer starts with it.
+        call.state.set_attrs(call.arg(0), {"first": None})
+        return inner.first
     return renewed(inner.element, call.state) if inner.renewed else inner.element
 
 

@@ -54,8 +54,13 @@ def store_event(state, node, ctx, container, value) -> StoreEvent:
                       state.attrs(container).get("_loop") if isinstance(container, ObjectRef) else None)
 
 
-def generator_of(call: Call, function, yielded=None) -> ObjectRef:
-    return new_list(call, None, item=yielded if yielded is not None else UNKNOWN)
+def generator_of(call: Call, function, yielded=None, first=None) -> ObjectRef:
+    """What calling a generator function gives: its items, all alike (`yielded`), the
+    first one known apart when `first` is given."""
+    ref = new_list(call, None, item=yielded if yielded is not None else UNKNOWN)
+    if first is not None:
+        call.state.set_attrs(ref, {"first": first})
+    return ref
 
 
 # -- reading them -------------------------------------------------------------------------------
@@ -87,8 +92,10 @@ def iterate(call: Call, ref: ObjectRef):
         if items is not None:
             items = [state.fresh(v) for v in items]
             return Iteration(items, join_all(items), bool(items))
+        first = attrs.get("first")
         return Iteration(None, state.fresh(attrs.get("item", UNKNOWN)), attrs.get("nonempty"),
-                         renewed=bool(attrs.get("renewed")))
+                         renewed=bool(attrs.get("renewed")),
+                         first=state.fresh(first) if first is not None else None)
     entries = attrs.get("entries")
     if entries is not None:
         keys = [_key_value(k) for k in entries]
@@ -328,14 +335,19 @@ def _index(call: Call):
 
 @method("list", "sort", "reverse", "remove")
 def _reorder(call: Call):
-    forget_order(call.state, call.receiver)
+    forget_order(call.state, call.receiver, same_length=call.method != "remove")
     return NONE
 
 
-def forget_order(state, ref: ObjectRef) -> None:
-    """The list's items are no longer known by position (what any item is stays)."""
+def forget_order(state, ref: ObjectRef, same_length: bool = False) -> None:
+    """The list's items are no longer known by position (what any item is stays).
+    `same_length`: reordered in place, so there are as many as before, each any of
+    them (`random.shuffle(indices)`, then batches sliced from it)."""
     attrs = state.attrs(ref)
-    state.set_attrs(ref, {"items": None, "item": attrs.get("item", UNKNOWN), "grad_item": None})
+    items = attrs.get("items")
+    anyone = attrs.get("item", UNKNOWN)
+    kept = (anyone,) * len(items) if same_length and isinstance(items, tuple) else None
+    state.set_attrs(ref, {"items": kept, "item": anyone, "grad_item": None})
 
 
 def contains(state, container, key):

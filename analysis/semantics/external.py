@@ -372,7 +372,7 @@ def _random_shuffle(call: Call):
     from autograd_lsp.analysis.semantics import containers
     sequence = call.arg(0, "x")
     if isinstance(sequence, ObjectRef) and sequence.kind == "list":
-        containers.forget_order(call.state, sequence)
+        containers.forget_order(call.state, sequence, same_length=True)
     return NONE
 
 

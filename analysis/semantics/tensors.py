@@ -679,7 +679,9 @@ def _factory_shape(call: Call):
         if qualname == "torch.randperm":
             n = call.number(0, "n")
             return (n,) if isinstance(n, int) else None
-        return None
+        # normal(mean, std, size) of two numbers (tensors of them go to `_normal`)
+        size = call.kwargs.get("size", call.args[2] if len(call.args) > 2 else None)
+        return _size_from([size]) if size is not None else None
     return _size_arguments(call)
 
 
