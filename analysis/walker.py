@@ -645,8 +645,11 @@ class Walker:
                             for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
         no_grad = None
         is_static = is_class = is_property = False
+        own_decorators = []
         for deco in getattr(node, "decorator_list", ()):
             value = self.expr(deco, state, frame, ctx)
+            if isinstance(value, (FunctionValue, BoundMethod)):
+                own_decorators.append(value)
             mode = grad_modes.grad_mode_of(value)
             if mode is not None:
                 no_grad = None if mode == "unknown" else mode
@@ -656,8 +659,14 @@ class Walker:
                 is_property |= value.name == "property"
         closure = state.names if frame.function is not None else None
         name = getattr(node, "name", "<lambda>")
-        return FunctionValue(node, frame.source, qualname or name, defaults, kw_defaults, closure,
-                             no_grad, is_static, is_class, is_property)
+        function = FunctionValue(node, frame.source, qualname or name, defaults, kw_defaults, closure,
+                                 no_grad, is_static, is_class, is_property)
+        for decorator in reversed(own_decorators):
+            # A decorator of the analysed code runs for what it does (`@register("mlp")`
+            # filling a registry of encoders), as a class's does; the name stays bound
+            # to the function, whatever the decorator is seen to return.
+            self.apply(decorator, Call(node, [function], {}, state, ctx, self, frame))
+        return function
 
     # -- binding ------------------------------------------------------------------------------
 

@@ -45,6 +45,27 @@ _GAUSSIAN_POLICY = (
 )
 
 
+# An encoder built through a registry that a function decorator fills; `{where}`
+# is where the query is encoded.
+_REGISTRY = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "ENCODERS = {{}}\n"
+    "def register(name):\n"
+    "    def deco(fn):\n"
+    "        ENCODERS[name] = fn\n"
+    "        return fn\n"
+    "    return deco\n"
+    "@register('mlp')\n"
+    "def mlp(dim):\n"
+    "    return nn.Sequential(nn.Linear(dim, 8), nn.ReLU(), nn.Linear(8, 4))\n"
+    "encoder = ENCODERS['mlp'](3)\n"
+    "{where}"
+    "loss = q.pow(2).mean()\n"
+    "loss.backward()\n"
+)
+
+
 class NoGradFn(Rule):
     code = "AG106"
     name = "no-grad-fn"
@@ -93,6 +114,8 @@ class NoGradFn(Rule):
     }
 
     bad = (
+        Example(_REGISTRY.format(where="with torch.no_grad():\n    q = encoder(torch.randn(5, 3))\n"),
+                Raises("RuntimeError", RUNTIME), line=16),
         # REINFORCE whose action probabilities went through NumPy to be sampled: the
         # log-probabilities kept are of the copies, and the discounted returns are
         # plain numbers built backwards.
@@ -164,6 +187,7 @@ class NoGradFn(Rule):
             Raises("RuntimeError", RUNTIME), line=7),
     )
     good = (
+        Example(_REGISTRY.format(where="q = encoder(torch.randn(5, 3))\n")),
         Example(_GAUSSIAN_POLICY.format(draw="rsample")),
         # On the CPU, an int64 tensor is no `torch.cuda.LongTensor`: the graph is kept.
         Example(_LEGACY_TYPE_MODEL.format(type="cuda.LongTensor")),
