@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import os
 
-from autograd_lsp import checking
+import pytest
+
+from autograd_lsp import checking, project
 from autograd_lsp.analysis import Settings
 from autograd_lsp.analysis.workspace import Workspace
-from autograd_lsp.project import _WORKSPACES, workspace_for
+from tests.test_workspace import MODEL
 
-MODEL = (
-    "import torch.nn as nn\n"
-    "class Net(nn.Module):\n"
-    "    def __init__(self):\n"
-    "        super().__init__()\n"
-    "        self.fc = nn.Linear(4, 2)\n"
-    "    def forward(self, x):\n"
-    "        return self.fc(x)\n"
-)
 TRAIN = (
     "import torch\n"
     "from pkg.models import (\n"
@@ -54,31 +47,25 @@ def _runs_log(tmp_path, monkeypatch):
     return log
 
 
-def test_a_parenthesised_import_is_run_before_the_workers_fork(tmp_path, monkeypatch):
-    saved = dict(_WORKSPACES)
-    _WORKSPACES.clear()
-    try:
-        paths = _project(tmp_path)
-        checking.warm_project_imports([checking.Job(p, Settings()) for p in paths[:1]])
-        assert "models.py" in {os.path.basename(p) for p in workspace_for(paths[0]).modules_run()}
-    finally:
-        _WORKSPACES.clear()
-        _WORKSPACES.update(saved)
+@pytest.fixture(autouse=True)
+def fresh_workspaces(monkeypatch):
+    """No workspace of another test: what runs here is counted from nothing."""
+    monkeypatch.setattr(project, "_WORKSPACES", {})
+
+
+def test_a_parenthesised_import_is_run_before_the_workers_fork(tmp_path):
+    paths = _project(tmp_path)
+    checking.warm_project_imports([checking.Job(p, Settings()) for p in paths[:1]])
+    assert "models.py" in {os.path.basename(p) for p in project.workspace_for(paths[0]).modules_run()}
 
 
 def test_workers_inherit_the_modules_and_find_the_same(tmp_path, monkeypatch):
-    saved = dict(_WORKSPACES)
-    _WORKSPACES.clear()
-    try:
-        paths = _project(tmp_path)
-        log = _runs_log(tmp_path, monkeypatch)
-        jobs = [checking.Job(p, Settings()) for p in paths]
-        outcomes = checking.check_files(jobs, fix=False, cache=None, workers=2)
-        assert all([f.code for f in o.findings] == ["AG101"] for o in outcomes)
-        # One run of the module in all processes, as in one process.
-        runs = log.read_text().splitlines()
-        assert [line.split()[1] for line in runs] == ["models.py"]
-        assert runs[0].split()[0] == str(os.getpid())
-    finally:
-        _WORKSPACES.clear()
-        _WORKSPACES.update(saved)
+    paths = _project(tmp_path)
+    log = _runs_log(tmp_path, monkeypatch)
+    jobs = [checking.Job(p, Settings()) for p in paths]
+    outcomes = checking.check_files(jobs, fix=False, cache=None, workers=2)
+    assert all([f.code for f in o.findings] == ["AG101"] for o in outcomes)
+    # One run of the module in all processes, as in one process.
+    runs = log.read_text().splitlines()
+    assert [line.split()[1] for line in runs] == ["models.py"]
+    assert runs[0].split()[0] == str(os.getpid())
