@@ -26,9 +26,9 @@ from autograd_lsp.analysis.tree import nodes
 
 # Words and shapes in a function's text that a rule may act on.
 _MARKS = re.compile(r"""
-      backward | \.grad\b | \bgrad\s*\( | autograd | requires_grad | Parameter | param
+      backward | \.grad\b | \bgrad\s*\( | autograd | requires_grad | Parameter
     | optim | zero_grad | \.step\b | numpy | \bnp\. | gradcheck | gradgradcheck
-    | \beval\b | \btrain\b | \btraining\b | Variable | volatile | \.data\b | retain_
+    | \beval\b | \btrain\b | \btraining\s*=(?!=) | Variable | volatile | \.data\b | retain_
     | \b(?:tensor|Tensor|[A-Z][a-z]*Tensor|as_tensor|from_numpy)\s*\(
     | (?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()
     | \.[A-Za-z]\w*[A-Za-z0-9]_\s*\(          # an in-place method: x.add_(...), nn.init.normal_(...)
