@@ -344,6 +344,13 @@ def test_recursion_ends():
     assert not isinstance(value, TensorFacts) or value.requires_grad in (True, None)
 
 
+def test_next_of_what_is_not_an_iterator_leaves_the_analysis_whole():
+    # `next(range(3))` raises TypeError at run time; the analysis must not.
+    analyzer = Analyzer()
+    analyzer.analyze(HEAD + "first = next(range(3))\nw = torch.ones(2, requires_grad=True)\n")
+    assert analyzer.internal_errors == []
+
+
 def test_a_list_of_unknown_length_stacks_to_a_known_row_shape():
     # Twenty numbers are more than a loop runs one by one: its two passes summarise them.
     source = HEAD + (

@@ -332,8 +332,10 @@ def _sequence(call: Call):
 def _next(call: Call):
     inner = iterate(call, call.arg(0))
     if inner.first is not None:
-        # Taken: a loop over the rest no longer starts with it.
-        call.state.set_attrs(call.arg(0), {"first": None})
+        # Taken: a loop over the rest no longer starts with it. (`next(range(3))`
+        # raises at run time: there is no iterator to change.)
+        if isinstance(call.arg(0), ObjectRef):
+            call.state.set_attrs(call.arg(0), {"first": None})
         return inner.first
     return renewed(inner.element, call.state) if inner.renewed else inner.element
 
