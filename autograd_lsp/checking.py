@@ -265,6 +265,7 @@ def check_one(path: Path, settings: Settings, fix: bool, text: str | None = None
             outcome.findings = list(analyzer.analyze(text, settings, path=str(path)))
             outcome.dependencies = set(analyzer.dependencies)
         outcome.unread = list(analyzer.unread)
+        _note_internal_errors(outcome, analyzer)
     except SourceError as exc:
         outcome.error = str(exc)
     except Exception as exc:  # one file's analysis failure must not stop the run
@@ -306,4 +307,14 @@ def _check_notebook(path: Path, text: str, source, settings: Settings, fix: bool
         placed = analyze_cells(list(notebook.sources), settings, analyzer, str(path))
     outcome.findings = [item.finding for item in placed]
     outcome.cells = [item.cell for item in placed]
+    _note_internal_errors(outcome, analyzer)
     return outcome
+
+
+def _note_internal_errors(outcome: Outcome, analyzer: Analyzer) -> None:
+    """A failure of the analysis inside one part of the file (the rest was still
+    checked) is said, so that it reaches a bug report instead of passing as
+    "no problems there"."""
+    for message in dict.fromkeys(message for _, message in analyzer.internal_errors):
+        outcome.notes.append(f"note: part of this file was not analysed after an internal error "
+                             f"({message}); please report it")

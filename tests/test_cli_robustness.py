@@ -53,6 +53,21 @@ def test_a_dead_worker_costs_only_its_own_file(project, capsys, monkeypatch):
     assert "Traceback" not in err
 
 
+def test_an_internal_error_in_one_rule_is_said_and_the_others_still_report(project, capsys, monkeypatch):
+    from autograd_lsp.analysis import all_rules
+
+    def broken(self, trace, locale):
+        raise AttributeError("'RangeValue' object has no attribute 'oid'")
+
+    victim = next(rule for rule in all_rules() if rule.name != "nonscalar-backward")
+    monkeypatch.setattr(type(victim), "check", broken)
+    (project / "train.py").write_text(NONSCALAR)
+    code, out, err = run(capsys, "check", "--no-cache", "train.py")
+    assert "AG101" in out
+    assert f"train.py: note: part of this file was not analysed after an internal error " \
+           f"({victim.name}: AttributeError: 'RangeValue' object has no attribute 'oid'); please report it" in err
+
+
 def test_a_file_the_parser_must_not_see_is_reported_as_not_checked(project, capsys):
     chain = "x = 0\nif x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n"
                                                      for i in range(1, 10_000))

@@ -76,6 +76,7 @@ async def _run_analyzer(ls, state, text, settings, path) -> tuple | None:
     state.analyses += 1
     analyzer = ls.documents.analyzer_for(state, workspace_of(ls, state.uri))
     stop = threading.Event()
+    errors_before = len(analyzer.internal_errors)
     future = loop.run_in_executor(ls.analysis_pool, _analyse, analyzer, text, settings, stop,
                                   None if path is None else str(path))
     timeout = analysis_timeout()
@@ -96,6 +97,7 @@ async def _run_analyzer(ls, state, text, settings, path) -> tuple | None:
         return ()
     if findings is None:
         return None
+    log_internal_errors(ls, state, [message for _, message in analyzer.internal_errors[errors_before:]])
     state.told.discard("time")
     state.dependencies = frozenset(analyzer.dependencies)
     return tuple(findings)
@@ -106,6 +108,16 @@ def _analyse(analyzer, text, settings, stop: threading.Event, path: str | None):
         return analyzer.analyze(text, settings, path=path, should_stop=stop.is_set)
     except AnalysisStopped:
         return None
+
+
+def log_internal_errors(ls, state, messages: list) -> None:
+    """Part of the document was not analysed (the rest was): each error is logged
+    once per document, for a bug report, without a popup on every keystroke."""
+    for message in messages:
+        if ("internal", message) not in state.told:
+            state.told.add(("internal", message))
+            log_to_client(ls, f"autograd-lsp: part of {_name(state.uri)} was not analysed after an "
+                          f"internal error ({message}); please report it", types.MessageType.Warning)
 
 
 def _tell_once(ls, state, what: str, message: str) -> None:

@@ -114,6 +114,27 @@ def test_errors_are_logged_short():
     assert len(message) < 1_000 and message.startswith("autograd-lsp: analysis of a.py failed: Huge")
 
 
+def test_an_internal_error_in_part_of_a_document_is_logged_once():
+    from types import SimpleNamespace
+
+    from autograd_lsp.server.linting import log_internal_errors
+
+    class Recorder:
+        def __init__(self):
+            self.logged = []
+
+        def window_log_message(self, params):
+            self.logged.append((params.type, params.message))
+
+    ls, state = Recorder(), SimpleNamespace(uri="file:///w/train.py", told=set())
+    for _ in range(3):                      # three keystrokes, the same bug of ours
+        log_internal_errors(ls, state, ["AttributeError: 'X' object has no attribute 'oid'"])
+    [(level, message)] = ls.logged
+    assert level == 2                       # a warning in the log, not a popup
+    assert message.startswith("autograd-lsp: part of train.py was not analysed after an internal error "
+                              "(AttributeError: 'X' object has no attribute 'oid')")
+
+
 def test_cancelled_pulls_stop_their_analyses():
     client = _client(PULL, timeout_ms=120_000)
     try:
