@@ -28,7 +28,7 @@ from autograd_lsp.analysis.tree import nodes
 _MARKS = re.compile(r"""
       backward | \.grad\b | \bgrad\s*\( | autograd | requires_grad | Parameter
     | optim | zero_grad | \.step\b | numpy | \bnp\. | gradcheck | gradgradcheck
-    | \beval\b | \btrain\b | \btraining\s*=(?!=) | Variable | volatile | \.data\b | retain_
+    | \.eval\b | \.train\b | \btraining\s*=(?!=) | Variable | volatile | \.data\b | retain_
     | \b(?:tensor|Tensor|[A-Z][a-z]*Tensor|as_tensor|from_numpy)\s*\(
     | (?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()
     | \.[A-Za-z]\w*[A-Za-z0-9]_\s*\(          # an in-place method: x.add_(...), nn.init.normal_(...)

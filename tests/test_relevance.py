@@ -84,6 +84,7 @@ def test_plain_model_code_does_not_matter():
     "    return torch.tensor(x)\n",
     "    return criterion(x, y)[0]\n",
     "    model.training = False\n",
+    "    model.train(False)\n",
 ])
 def test_marks(body):
     relevance, nodes = relevance_of("def f(self, x, y, loss, model, criterion):\n" + body)
@@ -101,9 +102,12 @@ def test_reading_the_mode_or_naming_params_does_not_matter():
         "            x = self.drop(x)\n"
         "        return x\n"
         "def count_params(model, params=None):\n"
-        "    return sum(p.numel() for p in model.parameters())\n")
+        "    return sum(p.numel() for p in model.parameters())\n"
+        "def split_of(name, train=True):\n"
+        "    return 'train' if train else eval(name)\n")
     assert not relevance.may_matter(nodes["forward"])
     assert not relevance.may_matter(nodes["count_params"])
+    assert not relevance.may_matter(nodes["split_of"])
 
 
 def test_a_function_matters_through_the_helpers_it_calls():
