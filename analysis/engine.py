@@ -230,7 +230,7 @@ class Analyzer:
             out = self._final(syntax, source, settings)
             self.last = Analysis(out, [])
             return out
-        chunks, parsed = self._chunks_and_parses(source)
+        chunks, parsed = self._chunks_and_parses(source, path)
         findings: list[Finding] = []
         for chunk, part in zip(chunks, parsed):
             if part.tree is None and part.error is not None:
@@ -492,7 +492,7 @@ class Analyzer:
 
     # -- parsing ---------------------------------------------------------------------------------
 
-    def _chunks_and_parses(self, source: str):
+    def _chunks_and_parses(self, source: str, path: str | None = None):
         """The chunks of `source` and their parses; a chunk that does not parse is cut
         at its recovery lines, so an open docstring does not hide the code below it."""
         chunks: list[Chunk] = []
@@ -506,7 +506,7 @@ class Analyzer:
             self._check_stop()
             chunk = pending.pop()
             occurrence = occurrences.get(chunk.text, 0)
-            part = self._parse(chunk, occurrence)
+            part = self._parse(chunk, occurrence, path)
             if part.tree is None and chunk.recovery_lines:
                 pieces = cut_at_recovery_lines(chunk)
                 pieces.reverse()
@@ -517,7 +517,7 @@ class Analyzer:
             parsed.append(part)
         return chunks, parsed
 
-    def _parse(self, chunk: Chunk, occurrence: int = 0) -> ParsedChunk:
+    def _parse(self, chunk: Chunk, occurrence: int = 0, path: str | None = None) -> ParsedChunk:
         key = (chunk.text, occurrence)
         cached = self._parsed.get(key)
         if cached is not None:
@@ -535,7 +535,14 @@ class Analyzer:
             with warnings.catch_warnings():
                 # CPython's own SyntaxWarnings name a file and line that are not the user's.
                 warnings.simplefilter("ignore")
-                tree = call_with_room(shape, ast.parse, chunk.text)
+                # This file, run by the workspace as a module another file imported,
+                # is parsed once: trees are never changed. (Only its own chunks: a
+                # helper copied into two files must keep a node of its own in each,
+                # and so must a second chunk of the same text in this document.)
+                tree = self.workspace.tree_of(path, chunk.text) \
+                    if self.workspace is not None and path is not None and occurrence == 0 else None
+                if tree is None:
+                    tree = call_with_room(shape, ast.parse, chunk.text)
             part = ParsedChunk(chunk.text, tree, ident, shape=shape)
         except SyntaxError as exc:
             part = ParsedChunk(chunk.text, None, ident, _syntax_message(exc), exc.lineno or 1,

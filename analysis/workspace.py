@@ -54,6 +54,7 @@ class Workspace:
         self._scans: dict = {}           # path -> (text, reexports.TopLevel or None)
         self._paths: dict = {}           # (name, level, importing folder) -> module_path
         self._trees: dict = {}           # path -> (text, [(chunk index, chunk text, tree)]) of modules run
+        self._chunk_trees: dict = {}     # (path, chunk text) -> its tree, for every chunk in `_trees`
 
     # -- finding modules ------------------------------------------------------------------
 
@@ -203,7 +204,7 @@ class Workspace:
                     changed = True
         for key in [key for key in self._modules if key[0] in stale]:
             del self._modules[key]
-        self._trees.pop(path, None)
+        self._forget_trees(path)
         return stale
 
     # -- reading one module ---------------------------------------------------------------------
@@ -214,8 +215,22 @@ class Workspace:
         its parse costs about as much as its run. (The walker never changes a tree.)"""
         cached = self._trees.get(path)
         if cached is None or cached[0] != text:
+            self._forget_trees(path)
             cached = self._trees[path] = (text, _parse_chunks(text))
+            for _, chunk_text, tree in cached[1]:
+                self._chunk_trees[(path, chunk_text)] = tree
         return cached[1]
+
+    def tree_of(self, path: str, chunk_text: str):
+        """The tree of a chunk of the module at `path`, when this workspace parsed it
+        (a module imported, then checked itself: the CLI would parse it twice)."""
+        return self._chunk_trees.get((os.path.abspath(path), chunk_text))
+
+    def _forget_trees(self, path: str) -> None:
+        old = self._trees.pop(path, None)
+        if old is not None:
+            for _, chunk_text, _ in old[1]:
+                self._chunk_trees.pop((path, chunk_text), None)
 
     def _run(self, path: str, text: str, name: str):
         from autograd_lsp.analysis.engine import ParsedChunk

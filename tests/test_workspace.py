@@ -109,6 +109,24 @@ def test_a_changed_module_is_read_again():
     assert analyzer.analyze(text, path=os.path.join(ROOT, "train.py")) == []
 
 
+def test_a_module_imported_then_checked_is_parsed_once(monkeypatch):
+    import ast
+    files = Files({"models.py": MODEL, "helpers.py": MODEL})
+    workspace = Workspace(ROOT, files.read)
+    text = TRAIN.format(import_line="from models import Net", model="Net()")
+    check(files, "train.py", text, workspace)
+    parsed = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda source, *a, **k: parsed.append(source) or real_parse(source, *a, **k))
+    # models.py ran as train.py's import: checking it now reads its chunks again.
+    assert check(files, "models.py", MODEL, workspace)[0] == []
+    assert parsed == []
+    # helpers.py has the same text but was never imported: its own parse, so that a
+    # copied helper never shares its nodes with another file's.
+    check(files, "helpers.py", MODEL, workspace)
+    assert parsed
+
+
 def test_a_project_module_rewritten_on_disk_is_read_again(tmp_path):
     # read_file keeps texts while a file's stat is unchanged: a rewrite must show.
     from autograd_lsp.project import read_file
