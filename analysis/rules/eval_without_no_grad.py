@@ -320,6 +320,25 @@ class EvalWithoutNoGrad(Rule):
             "score = model(img)[0, 1]\n"
             "score.backward()\n"
             "saliency = img.grad.abs()\n"),
+        # FGSM: the attack differentiates the model in eval mode, then checks the
+        # perturbed input with a forward of its own.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 3)\n"
+            "model.eval()\n"
+            "batches = [(torch.randn(1, 4), torch.tensor([1])) for _ in range(3)]\n"
+            "correct = 0\n"
+            "for data, target in batches:\n"
+            "    data.requires_grad = True\n"
+            "    loss = F.cross_entropy(model(data), target)\n"
+            "    model.zero_grad()\n"
+            "    loss.backward()\n"
+            "    adversarial = data + 0.1 * data.grad.sign()\n"
+            "    pred = model(adversarial).argmax(dim=1)\n"
+            "    correct += int(pred.item() == target.item())\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -368,6 +387,8 @@ class EvalWithoutNoGrad(Rule):
                 continue
             if _beside_a_training_step(calls, event):
                 continue      # a frozen target or teacher network in a training step
+            if _gradients_in_eval_mode(calls, event):
+                continue      # an attack or a saliency map: gradients of the model in eval mode
             called = event.node.func
             if isinstance(called, ast.Attribute) and called.attr == "forward":
                 called = called.value          # `model.forward(x)` names `model`
@@ -470,6 +491,23 @@ def _beside_a_training_step(calls, event) -> bool:
                 and target.leaves & params:
             return False
     return True
+
+
+def _gradients_in_eval_mode(calls, event) -> bool:
+    """In the same loop pass, a backward goes through another forward of the same
+    model, in eval mode too: the loop takes gradients of the evaluated model on
+    purpose (FGSM's attack, then its forward on the perturbed input; a saliency
+    map), which is not an evaluation loop, whatever its later forwards keep."""
+    module = event.extra.get("module")
+    if module is None or not event.ctx.loops:
+        return False
+    for other in calls:
+        if other is event or other.extra.get("module") != module or other.extra.get("training") is not False:
+            continue
+        if other.ctx.loops == event.ctx.loops and other.ctx.passes == event.ctx.passes \
+                and _differentiated(calls, other.result):
+            return True
+    return False
 
 
 def _differentiated(calls, result) -> bool:
