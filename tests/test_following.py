@@ -101,6 +101,15 @@ CASES = {
         "loss\n",
         "loss", dict(requires_grad=True, shape=(6,))),
     # 5. containers
+    "children-by-name": (
+        "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"
+        "feats, x = {}, torch.rand(1, 3, 8, 8)\n"
+        "for name, layer in cnn._modules.items():\n"
+        "    x = layer(x)\n"
+        "    feats[name] = x\n"
+        "last = feats['2']\n"
+        "last\n",
+        "last", dict(requires_grad=True, is_leaf=False, shape=(1, 2, 8, 8))),
     "list-then-stack": (
         "w = torch.ones(4, requires_grad=True)\n"
         "rows = []\n"

@@ -720,7 +720,7 @@ def _children(call: Call):
     from autograd_lsp.analysis.semantics import containers
     state = call.state
     if call.method in ("children", "named_children"):
-        named = _named_children(state, call.receiver)
+        named = named_children(state, call.receiver)
         if named is None:
             return containers.new_list(call, None)
         if call.method == "children":
@@ -753,7 +753,7 @@ def named_parameters_of(state, ref: ObjectRef) -> list | None:
             if isinstance(value, TensorFacts) and value.is_param and value.tid not in seen_params:
                 seen_params.add(value.tid)
                 out.append((prefix + name, value))
-        children = _named_children(state, module)
+        children = named_children(state, module)
         if children is None:
             return False
         return all(visit(child, f"{prefix}{name}.") for name, child in children
@@ -762,7 +762,7 @@ def named_parameters_of(state, ref: ObjectRef) -> list | None:
     return out if visit(ref, "") else None
 
 
-def _named_children(state, ref: ObjectRef):
+def named_children(state, ref: ObjectRef):
     """(name, module) of a module's direct children, as torch names them; None when
     they are not all known."""
     attrs = state.attrs(ref)

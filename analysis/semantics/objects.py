@@ -226,6 +226,15 @@ def get_attribute(walker, ref: ObjectRef, name: str, state, node, frame, ctx):
             return found
     if ref.kind == "module" and name in ("weight", "bias") and isinstance(cls, str):
         return UNKNOWN
+    if ref.kind == "module" and name == "_modules":
+        # The children by name (`for name, layer in cnn._modules.items()`, as style
+        # transfer tutorials walk a feature extractor).
+        from autograd_lsp.analysis.semantics import containers, nn
+        named = nn.named_children(state, ref)
+        if named is None:
+            return UNKNOWN
+        return containers.new_dict(Call(node, [], {}, state, ctx, walker, frame, salt=("_modules",)),
+                                   dict(named), True)
     if ref.kind == "module" and "_weights" in attrs and "_part" not in attrs and find_method(ref, name) is None:
         from autograd_lsp.analysis.semantics import library_models
         return library_models.child(Call(node, [], {}, state, ctx, walker, frame), ref, name)
