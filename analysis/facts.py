@@ -420,6 +420,13 @@ def join(a, b):
         return UNKNOWN
     if isinstance(a, StrValue) and isinstance(b, StrValue):
         return StrValue()
+    # `loss = 0`, then `loss += criterion(...)` in a loop: at the loop's head it is the
+    # number on the first pass and the sum after. What only a tensor can do (its
+    # graph, a backward) is the tensor's; the number adds nothing to the graph.
+    if isinstance(a, TensorFacts) and isinstance(b, NumberValue) and b.kind in ("int", "float"):
+        return a
+    if isinstance(b, TensorFacts) and isinstance(a, NumberValue) and a.kind in ("int", "float"):
+        return b
     if isinstance(a, TupleValue) and isinstance(b, TupleValue) and len(a.items) == len(b.items):
         return TupleValue(tuple(join(x, y) for x, y in zip(a.items, b.items)))
     # `try: import torch` / `except ImportError: torch = None`: where the import
@@ -475,7 +482,10 @@ def join_tensors(a: TensorFacts, b: TensorFacts) -> TensorFacts:
         grad_fn=_same(a.grad_fn, b.grad_fn),
         saved_nodes=a.saved_nodes | b.saved_nodes,
         leaves=a.leaves | b.leaves,
-        opaque=True,
+        # Known exactly when both paths agree on it (an index tensor an embedding
+        # saved on one loop pass and not yet on the other).
+        opaque=a.opaque or b.opaque or a.requires_grad != b.requires_grad
+        or a.saved_nodes != b.saved_nodes or a.leaves != b.leaves,
         unseen_history=a.unseen_history or b.unseen_history,
         no_grad_reason=_same(a.no_grad_reason, b.no_grad_reason),
         grad=_join_grad(a.grad, b.grad),

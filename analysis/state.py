@@ -362,8 +362,14 @@ def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:
             # (`is` first: a record's `==` compares every field, even of one object.)
             out[tid] = x if x is y or x == y else join_tensors(x, y)
         else:
-            # Changed on one path only: what the change altered is unknown afterwards.
             changed = x if x is not None else y
+            if latest is not None and changed.birth == latest.birth \
+                    and replace(changed, saved_by=latest.saved_by) == latest:
+                # Only saved by an op on one path (an index tensor an embedding kept):
+                # nothing it holds changed, and only what both paths saved it for holds.
+                out[tid] = replace(latest, saved_by=changed.saved_by & latest.saved_by)
+                continue
+            # Changed on one path only: what the change altered is unknown afterwards.
             kept = weakened(changed)
             # On the other path the tensor is as it was made: its history is bounded
             # by the changed one's only when that holds every node of it.

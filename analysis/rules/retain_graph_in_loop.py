@@ -69,6 +69,27 @@ class RetainGraphInLoop(Rule):
     }
 
     bad = (
+        # A seq2seq loss summed over the decoder's steps from `loss = 0`, the tokens
+        # picked by index (an embedding keeps them for its backward).
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "emb = nn.Embedding(10, 4)\n"
+            "head = nn.Linear(4, 10)\n"
+            "criterion = nn.CrossEntropyLoss()\n"
+            "optimizer = torch.optim.SGD(list(emb.parameters()) + list(head.parameters()), lr=0.1)\n"
+            "sentences = [torch.randint(0, 10, (5,)) for _ in range(3)]\n"
+            "for tokens in sentences:\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = 0\n"
+            "    for t in range(tokens.size(0) - 1):\n"
+            "        loss += criterion(head(emb(tokens[t:t + 1])), tokens[t + 1:t + 2])\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    optimizer.step()\n",
+            Silent("loss.grad_fn.next_functions[1][0]._saved_self is not None",
+                   "the last sentence's graph still holds its saved tensors"),
+            line=14),
         Example(
             "import torch\n"
             "torch.manual_seed(0)\n"

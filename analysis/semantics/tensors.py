@@ -472,8 +472,13 @@ def inplace_result(call: Call, target: TensorFacts, operand) -> TensorFacts:
             (isinstance(operand, TensorFacts) and operand.requires_grad is not False
              and (operand.unseen_history or not operand.saved_nodes <= target.saved_nodes))
             or not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None):
-        # `loss += other`: `other`'s graph joins this one's, and its nodes are not
-        # recorded here.
+        if isinstance(operand, TensorFacts) and not operand.unseen_history:
+            # `loss += other`: `other`'s graph joins this one's (a seq2seq loss summed
+            # over the decoder's steps).
+            return replace(target, saved_nodes=target.saved_nodes | operand.saved_nodes,
+                           leaves=target.leaves | operand.leaves, grad_fn=None,
+                           opaque=target.opaque or operand.opaque)
+        # Its graph joins this one's, and what it holds is not known.
         return replace(target, unseen_history=True)
     return target
 
