@@ -105,6 +105,23 @@ class GradNoneZero(Rule):
             Raises("AttributeError", RUNTIME.format(attr="zero_")), line=5, source="seed:000 2.3"),
     )
     good = (
+        # A parameter added in place to an activation (a ViT's position embedding)
+        # is in the graph: the backward fills its `.grad`.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Tiny(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.proj = nn.Linear(4, 4)\n"
+            "        self.pos_embed = nn.Parameter(torch.zeros(1, 3, 4))\n"
+            "    def forward(self, x):\n"
+            "        x = self.proj(x)\n"
+            "        x += self.pos_embed\n"
+            "        return x.mean()\n"
+            "model = Tiny()\n"
+            "model(torch.randn(2, 3, 4)).backward()\n"
+            "print(model.pos_embed.grad.norm().item())\n"),
         Example(
             "import torch\n"
             "w = torch.tensor([1.0], requires_grad=True)\n"

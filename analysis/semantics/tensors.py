@@ -468,18 +468,19 @@ def inplace_result(call: Call, target: TensorFacts, operand) -> TensorFacts:
     if not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None \
             and target.requires_grad is False:
         return replace(target, requires_grad=None, is_leaf=None, no_grad_reason=None, unseen_history=True)
-    if target.requires_grad is not False and not target.unseen_history and (
-            (isinstance(operand, TensorFacts) and operand.requires_grad is not False
-             and (operand.unseen_history or not operand.saved_nodes <= target.saved_nodes))
-            or not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None):
-        if isinstance(operand, TensorFacts) and not operand.unseen_history:
-            # `loss += other`: `other`'s graph joins this one's (a seq2seq loss summed
-            # over the decoder's steps).
-            return replace(target, saved_nodes=target.saved_nodes | operand.saved_nodes,
-                           leaves=target.leaves | operand.leaves, grad_fn=None,
-                           opaque=target.opaque or operand.opaque)
-        # Its graph joins this one's, and what it holds is not known.
-        return replace(target, unseen_history=True)
+    if target.requires_grad is not False and not target.unseen_history:
+        if isinstance(operand, TensorFacts) and operand.requires_grad is not False:
+            if operand.unseen_history:
+                # `loss += other`: its graph joins this one's, and what it holds is not known.
+                return replace(target, unseen_history=True)
+            if not (operand.saved_nodes <= target.saved_nodes and operand.leaves <= target.leaves):
+                # `loss += other` (a seq2seq loss summed over the decoder's steps),
+                # `x += self.pos_embed`: the other's graph and leaves join this one's.
+                return replace(target, saved_nodes=target.saved_nodes | operand.saved_nodes,
+                               leaves=target.leaves | operand.leaves, grad_fn=None,
+                               opaque=target.opaque or operand.opaque)
+        elif not isinstance(operand, (TensorFacts, NumberValue)) and operand is not None:
+            return replace(target, unseen_history=True)
     return target
 
 
