@@ -126,10 +126,13 @@ def alone_budget(runs: int) -> int:
 _BINARY_OPS = {
     ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow",
     ast.MatMult: "matmul", ast.FloorDiv: "floor_divide", ast.Mod: "remainder",
+    # On integer and bool tensors (masks, labels): no graph.
+    ast.BitAnd: "bitwise_and", ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor",
 }
 _AUG_SYMBOLS = {
     ast.Add: "+=", ast.Sub: "-=", ast.Mult: "*=", ast.Div: "/=", ast.Pow: "**=",
     ast.MatMult: "@=", ast.FloorDiv: "//=", ast.Mod: "%=",
+    ast.BitAnd: "&=", ast.BitOr: "|=", ast.BitXor: "^=",
 }
 PYTHON_BUILTINS = frozenset(dir(__import__("builtins")))
 

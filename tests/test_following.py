@@ -100,6 +100,13 @@ CASES = {
         "loss = criterion(logits, torch.randint(0, 4, (6,)))\n"
         "loss\n",
         "loss", dict(requires_grad=True, shape=(6,))),
+    "bitwise-labels": (
+        "x = torch.randint(0, 10, (64, 3))\n"
+        "mask = (x[:, 0] > 2) | (x[:, 1] < 1)\n"
+        "mask &= x[:, 2] != 3\n"
+        "y = ((x[:, 0] % 2) ^ mask.long()).float()\n"
+        "y\n",
+        "y", dict(requires_grad=False, is_leaf=True, shape=(64,))),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"
