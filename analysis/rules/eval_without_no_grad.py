@@ -73,6 +73,22 @@ class EvalWithoutNoGrad(Rule):
     }
 
     bad = (
+        # The EMA copy of a model (AveragedModel deep-copies it: parameters that
+        # require grad of their own), evaluated without no_grad.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.optim.swa_utils import AveragedModel\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "ema = AveragedModel(model)\n"
+            "ema.update_parameters(model)\n"
+            "ema.eval()\n"
+            "probs = []\n"
+            "for x in [torch.randn(3, 4) for _ in range(2)]:\n"
+            "    probs.append(ema(x).softmax(dim=1))\n",
+            Silent("probs[-1].grad_fn is not None", "each evaluation of the EMA copy records a graph"),
+            line=11),
         # Never put in eval mode, but run by a function named for evaluation that
         # backwards nothing.
         Example(

@@ -215,6 +215,27 @@ def _data_parallel(call: Call):
     return UNKNOWN
 
 
+@function("torch.optim.swa_utils.AveragedModel")
+def _averaged_model(call: Call):
+    """`AveragedModel(model)`, the EMA or SWA copy: a deep copy of the model, whose
+    parameters are leaves of their own that require grad (an evaluation of it records
+    a graph); a call of it runs the copy's forward. It stands for the copy, so
+    `.module` is not known (as for DataParallel)."""
+    from autograd_lsp.analysis.semantics.external import deep_copy
+    module = call.state.fresh(call.arg(0, "model"))
+    if isinstance(module, ObjectRef) and module.kind == "module" \
+            and "module" not in call.state.attrs(module):
+        return deep_copy(call, module, {})
+    return UNKNOWN
+
+
+@method("module", "update_parameters")
+def _update_parameters(call: Call):
+    """`ema.update_parameters(model)`: the average's values change in place under
+    no_grad; nothing autograd knows of either model changes."""
+    return NONE
+
+
 @function("torch.nn.Embedding.from_pretrained", "torch.nn.EmbeddingBag.from_pretrained")
 def _embedding_from_pretrained(call: Call):
     """`nn.Embedding.from_pretrained(vectors, freeze=True)`: a layer whose weight is a
