@@ -107,6 +107,12 @@ CASES = {
         "y = ((x[:, 0] % 2) ^ mask.long()).float()\n"
         "y\n",
         "y", dict(requires_grad=False, is_leaf=True, shape=(64,))),
+    "where-of-numbers": (
+        "y = torch.randn(64)\n"
+        "w = torch.where(y > 0, 2.0, 1.0)\n"
+        "weights = w / w.sum()\n"
+        "weights\n",
+        "weights", dict(requires_grad=False, is_leaf=True, shape=(64,))),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

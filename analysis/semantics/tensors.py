@@ -910,6 +910,12 @@ def _where(call: Call):
     values = [call.args[1], call.args[2]]
     tensors = [v for v in values if isinstance(v, TensorFacts)]
     shape = shapes.broadcast(*[_shape_of(v) for v in call.args[:3]])
+    if not tensors and all(isinstance(v, NumberValue) and v.kind in ("int", "float") for v in values) \
+            and isinstance(call.args[0], TensorFacts):
+        # `torch.where(y > 0, 2.0, 1.0)`: a new tensor of the numbers (sample
+        # weights, labels), with no graph.
+        dtype = "int64" if all(v.kind == "int" for v in values) else call.walker.float_dtype()
+        return new_tensor(call, False, True, dtype, shape, "never", device=call.args[0].device)
     return derived(call, "where", values, shape=shape, dtype=_float_of(tensors),
                    grad_fn="WhereBackward0")
 
