@@ -113,6 +113,11 @@ CASES = {
         "weights = w / w.sum()\n"
         "weights\n",
         "weights", dict(requires_grad=False, is_leaf=True, shape=(64,))),
+    "parameters-as-one-vector": (
+        "policy = nn.Linear(4, 3)\n"
+        "flat = torch.nn.utils.parameters_to_vector(policy.parameters())\n"
+        "flat\n",
+        "flat", dict(requires_grad=True, is_leaf=False, shape=(15,), grad_fn="CatBackward0")),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

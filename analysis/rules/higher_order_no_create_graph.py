@@ -62,6 +62,21 @@ class HigherOrderNoCreateGraph(Rule):
     }
 
     bad = (
+        # TRPO's Fisher-vector product: the KL's gradients flattened into one vector
+        # by parameters_to_vector, then differentiated again.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.nn.utils import parameters_to_vector\n"
+            "torch.manual_seed(0)\n"
+            "policy = nn.Linear(4, 3)\n"
+            "states = torch.randn(8, 4)\n"
+            "logp = policy(states).log_softmax(-1)\n"
+            "kl = (logp.exp() * logp).sum(-1).mean()\n"
+            "flat = parameters_to_vector(torch.autograd.grad(kl, policy.parameters()))\n"
+            "v = torch.randn(flat.shape[0])\n"
+            "hvp = torch.autograd.grad((flat * v).sum(), policy.parameters())\n",
+            Raises("RuntimeError", RUNTIME), line=11),
         # A Hessian-vector product over the gradients a plain backward left in .grad.
         Example(
             "import torch\n"

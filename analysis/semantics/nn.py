@@ -1238,6 +1238,40 @@ def _reparametrized(call: Call):
     return module
 
 
+@function("torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to_vector")
+def _parameters_to_vector(call: Call):
+    """One flat vector of the tensors given (parameters, or the gradients
+    `autograd.grad` returned): their concatenation, and their graph."""
+    from autograd_lsp.analysis.semantics.builtins import iterate
+    found = iterate(call, call.state.fresh(call.arg(0, "parameters")))
+    tensors = [call.state.fresh(t) for t in (found.elements if found.elements is not None else [found.element])]
+    if not tensors or not all(isinstance(t, TensorFacts) for t in tensors):
+        return UNKNOWN
+    sizes = [_numel(t.shape) for t in tensors]
+    size = sum(sizes) if found.elements is not None and None not in sizes else None
+    return t_ops.derived(call, "cat", tensors, shape=(size,), dtype=_same_dtype(tensors))
+
+
+@function("torch.nn.utils.vector_to_parameters", "torch.nn.utils.convert_parameters.vector_to_parameters")
+def _vector_to_parameters(call: Call):
+    """Sets each parameter's `.data` from the vector: nothing autograd records."""
+    return NONE
+
+
+def _numel(shape):
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    total = 1
+    for d in shape:
+        total *= d
+    return total
+
+
+def _same_dtype(tensors):
+    dtypes = {t.dtype for t in tensors}
+    return dtypes.pop() if len(dtypes) == 1 else None
+
+
 @function("torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
           "torch.nn.utils.clip_grad_norm")
 def _clip_grad_norm(call: Call):
@@ -1248,11 +1282,6 @@ def _clip_grad_norm(call: Call):
 @function("torch.nn.utils.clip_grad_value_", "torch.nn.utils.clip_grad.clip_grad_value_")
 def _clip_grad_value(call: Call):
     return NONE
-
-
-@function("torch.nn.utils.parameters_to_vector")
-def _params_to_vector(call: Call):
-    return t_ops.derived(call, "cat", [UNKNOWN], shape=None, dtype=None)
 
 
 __all__ = ["make_layer", "call_layer", "parameters_of", "submodules", "iterate_module",
