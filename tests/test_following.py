@@ -118,6 +118,12 @@ CASES = {
         "flat = torch.nn.utils.parameters_to_vector(policy.parameters())\n"
         "flat\n",
         "flat", dict(requires_grad=True, is_leaf=False, shape=(15,), grad_fn="CatBackward0")),
+    "module-by-dotted-name": (
+        "net = nn.Sequential(nn.Linear(2, 4), nn.Sequential(nn.ReLU(), nn.Linear(4, 1)))\n"
+        "layer = dict(net.named_modules())['1.1']\n"
+        "out = layer(torch.randn(3, 4))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False, shape=(3, 1))),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

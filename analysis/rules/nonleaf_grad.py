@@ -59,6 +59,19 @@ class NonleafGrad(Rule):
     }
 
     bad = (
+        # Grad-CAM: the hook hangs on a layer found by its dotted name.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Sequential(nn.Linear(4, 8), nn.Sequential(nn.ReLU(), nn.Linear(8, 3)))\n"
+            "saved = {}\n"
+            "def keep(module, inputs, output):\n"
+            "    saved['act'] = output\n"
+            "dict(model.named_modules())['1.0'].register_forward_hook(keep)\n"
+            "model(torch.randn(2, 4))[0, 1].backward()\n"
+            "grads = saved['act'].grad\n",
+            Warns("UserWarning", WARNING), line=10),
         Example(_HOOKED.format(keep="kept['act'] = output"), Warns("UserWarning", WARNING), line=10),
         Example(
             "import torch\n"

@@ -747,12 +747,39 @@ def _children(call: Call):
         if call.method == "children":
             return containers.new_list(call, [m for _, m in named])
         return containers.new_list(call, [TupleValue((StrValue(n), m)) for n, m in named])
+    if call.method == "named_modules":
+        # By their dotted names when every child is known (`dict(model.named_modules())
+        # ["layer2"]`, where Grad-CAM hangs its hooks).
+        named = named_modules_of(state, call.receiver)
+        if named is not None and len(named) <= 64:
+            return containers.new_list(call, [TupleValue((StrValue(n), m)) for n, m in named])
     mods = submodules(state, call.receiver)
     if len(mods) > 64:
         return containers.new_list(call, None)
     if call.method == "named_modules":
         mods = [TupleValue((StrValue(), m)) for m in mods]
     return containers.new_list(call, mods)
+
+
+def named_modules_of(state, ref: ObjectRef) -> list | None:
+    """(dotted name, module) as `named_modules()` yields them: the module itself as
+    "", then each child before its own children, each once; None when a child is
+    not known."""
+    out: list = []
+    seen: set = set()
+
+    def visit(module: ObjectRef, name: str) -> bool:
+        if module.oid in seen:
+            return True
+        seen.add(module.oid)
+        out.append((name, module))
+        children = named_children(state, module)
+        if children is None:
+            return False
+        return all(visit(child, f"{name}.{child_name}" if name else child_name)
+                   for child_name, child in children if child.kind == "module")
+
+    return out if visit(ref, "") else None
 
 
 def named_parameters_of(state, ref: ObjectRef) -> list | None:
