@@ -124,6 +124,18 @@ CASES = {
         "out = layer(torch.randn(3, 4))\n"
         "out\n",
         "out", dict(requires_grad=True, is_leaf=False, shape=(3, 1))),
+    "hardest-by-index": (
+        "losses = torch.randn(10, requires_grad=True) * 2\n"
+        "hard = losses.detach().topk(4).indices\n"
+        "picked = [losses[i] for i in hard.tolist()]\n"
+        "first = picked[0]\n"
+        "first\n",
+        "first", dict(requires_grad=True, is_leaf=False, shape=())),
+    "topk-indices": (
+        "scores = torch.randn(6, 10)\n"
+        "top = scores.topk(3).indices\n"
+        "top\n",
+        "top", dict(requires_grad=False, is_leaf=True, shape=(6, 3))),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

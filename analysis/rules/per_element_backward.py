@@ -73,6 +73,23 @@ class PerElementBackward(Rule):
             "    (per_sample[i] / 8).backward(retain_graph=True)\n",
             Silent("model.weight.grad is not None", "eight backward passes for one gradient"),
             line=6),
+        # Online hard example mining: the hardest losses picked by index, then one
+        # backward each.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(6, 3)\n"
+            "x, y = torch.randn(16, 6), torch.randint(0, 3, (16,))\n"
+            "per_sample = F.cross_entropy(model(x), y, reduction='none')\n"
+            "hard = per_sample.detach().topk(4).indices\n"
+            "for i in hard.tolist():\n"
+            "    (per_sample[i] / len(hard)).backward(retain_graph=True)\n",
+            Silent("torch.allclose(model.weight.grad, torch.autograd.grad("
+                   "per_sample[hard].sum() / 4, model.weight)[0])",
+                   "four backward passes for the gradient one pass over the four gives"),
+            line=10),
     )
     good = (
         # One saliency map per class: each backward's own input gradient is read and

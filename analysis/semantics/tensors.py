@@ -1136,7 +1136,22 @@ def _multinomial_method(call: Call):
 
 @tensor_method("tolist")
 def _tolist(call: Call):
-    return UNKNOWN
+    """Python numbers: one for a 0-dim tensor, a list of them for a 1-dim one
+    (`for i in hard.tolist():` indexes a loss one element at a time)."""
+    t = call.receiver
+    if t.shape is None or len(t.shape) > 1 or t.dtype is None:
+        return UNKNOWN
+    kind = "int" if dtype_kind(t.dtype) == "int" else "bool" if t.dtype == "bool" else \
+        "float" if dtype_kind(t.dtype) == "float" else None
+    if kind is None:
+        return UNKNOWN
+    if not t.shape:
+        return NumberValue(kind)
+    from autograd_lsp.analysis.semantics import containers
+    count = t.shape[0] if isinstance(t.shape[0], int) else None
+    if count is not None and count <= 16:
+        return containers.new_list(call, [NumberValue(kind)] * count)
+    return containers.new_list(call, None, item=NumberValue(kind))
 
 
 @tensor_method("numpy")
@@ -1478,7 +1493,7 @@ def _diag(call: Call):
 def _reshaping(call: Call):
     t = call.receiver
     if call.method in ("sort", "topk", "kthvalue"):
-        shape = t.shape if call.method == "sort" else None
+        shape = t.shape if call.method == "sort" else _topk_shape(call, t) if call.method == "topk" else None
         values = derived(call, call.method, [t], shape=shape, dtype=t.dtype)
         indices = new_tensor(call, False, True, dtype="int64", shape=shape, reason="never", part=1,
                              ignore_no_grad=True)
@@ -1486,6 +1501,18 @@ def _reshaping(call: Call):
     shape = t.shape if call.method in _SAME_SHAPE else None
     return derived(call, call.method, [t, *call.args], shape=shape, dtype=t.dtype,
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+def _topk_shape(call: Call, t: TensorFacts):
+    """`t.topk(k, dim=-1)`: `t`'s shape with `k` along `dim` (unknown when `k` is)."""
+    dim = call.number(1, "dim")
+    dim = -1 if dim is None and len(call.args) < 2 and "dim" not in call.kwargs else dim
+    if t.shape is None or not isinstance(dim, int) or not -len(t.shape) <= dim < len(t.shape):
+        return None
+    k = call.number(0, "k")
+    shape = list(t.shape)
+    shape[dim] = k if isinstance(k, int) else None
+    return tuple(shape)
 
 
 # Of those, the ones whose result has the receiver's shape (its elements moved,
