@@ -64,3 +64,27 @@ def test_the_call_site_message_follows_the_locale():
 def test_a_helper_wrong_on_its_own_is_reported_only_inside():
     assert traceback_lines(OWN_TENSOR) == [7, 5]
     assert [(f.name, f.line) for f in findings(OWN_TENSOR)] == [("nonscalar-backward", 5)]
+
+
+# A training step that backwards and steps without clearing, called by the loop:
+# said at the backward (the line to mend) and at the loop's call (where it adds up).
+HELPER_STEP = '''import torch
+import torch.nn as nn
+
+def train_step(model, optimizer, x, y):
+    loss = nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in [(torch.randn(4, 3), torch.randn(4, 1)) for _ in range(3)]:
+        train_step(model, optimizer, x, y)
+'''
+
+
+def test_a_helper_step_without_clearing_is_said_at_the_loops_call_too():
+    found = [(f.code, f.line, f.message) for f in Analyzer().analyze(HELPER_STEP)]
+    assert [(code, line) for code, line, _ in found] == [("AG201", 6), ("AG201", 13)]
+    assert found[1][2].startswith("in `train_step`, called here: gradients are never cleared in this loop")

@@ -5,6 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef, TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
+from autograd_lsp.analysis.call_sites import called_here
 from autograd_lsp.analysis.rulekit import operand_text, receiver_text, sole_statement, source_of
 from autograd_lsp.analysis.trace import (AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, CallSite,
                                        is_backward)
@@ -700,7 +701,11 @@ class MissingZeroGrad(Rule):
             if _zero_grad_not_called(events):
                 continue
             reported.add(loop)
-            yield self._report(trace, loop, event, events, locale)
+            report = self._report(trace, loop, event, events, locale)
+            yield report
+            again = _at_the_loops_call(report, loop, locale)
+            if again is not None:
+                yield again
         yield from self._opaque_optimizers(trace, reported, locale)
         yield from self._conditional_updates(trace, reported, locale)
         yield from self._closures(trace, locale)
@@ -907,6 +912,21 @@ def _report_at_backward(events, consumer, site, at, message, fixes, loop) -> Rep
         if call is not None:
             return Report(call.node, message, fixes, call)
     return Report(backward.node, message, fixes, backward)
+
+
+def _at_the_loops_call(report: Report, loop, locale: str) -> Report | None:
+    """A report inside a helper the loop calls (a `train_step` that backwards and
+    steps), said again at the loop's call of it: there the gradients add up, pass
+    after pass, while the line to mend is in the helper."""
+    at = report.at
+    if at is None or isinstance(at, CallSite) or _training_loop(at.ctx) is not loop:
+        # (An outer loop, over epochs, is said at the backward only: once is enough.)
+        return None
+    call = _call_site_in(at, loop)
+    name = getattr(getattr(getattr(call, "function", None), "node", None), "name", None)
+    if call is None or name is None or call.node is report.node:
+        return None
+    return Report(call.node, called_here(name, report.message, locale), (), call)
 
 
 def _call_site_in(event, loop):
