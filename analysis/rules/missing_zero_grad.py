@@ -129,6 +129,31 @@ class MissingZeroGrad(Rule):
     }
 
     bad = (
+        # A home-made accelerate-style `prepare` hands back the model and the optimizer
+        # it was given (`isinstance(obj, nn.Module)` tells them apart).
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "class MiniAccelerator:\n"
+            "    def prepare(self, *objects):\n"
+            "        out = []\n"
+            "        for obj in objects:\n"
+            "            if isinstance(obj, nn.Module):\n"
+            "                obj = obj.to(\"cpu\")\n"
+            "            out.append(obj)\n"
+            "        return tuple(out)\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(3, 1)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+            "model, optimizer = MiniAccelerator().prepare(model, optimizer)\n"
+            "x, y = torch.randn(8, 3), torch.randn(8, 1)\n"
+            "for step in range(4):\n"
+            "    F.mse_loss(model(x), y).backward()\n"
+            "    optimizer.step()\n",
+            Silent("model.weight.grad.norm() > 3 * torch.autograd.grad(F.mse_loss(model(x), y), "
+                   "model.weight)[0].norm()", "each step uses the running sum of every earlier gradient"),
+            line=18),
         Example(_PHASES.format(clear=""), Silent("norms[2] > 2.5 * norms[0]", "the gradients add up"), line=12),
         # An agent that learns once its replay memory is full enough: nothing in the
         # program clears the gradients.

@@ -1103,8 +1103,10 @@ def is_instance(value: ObjectRef, qualname: str):
             return None if cls.has_unknown_base() else False
         return cls == qualname
     if value.kind == "optimizer":
+        if qualname.startswith("torch.nn."):
+            return False      # an optimizer is never a module (`prepare(model, optimizer)` tells them apart)
         return True if qualname in ("torch.optim.Optimizer",) or value.cls == qualname else None
-    if value.kind in ("list", "dict", "loader", "dataset"):
+    if value.kind in ("list", "dict", "loader", "dataset", "scheduler", "scaler"):
         return False if qualname.startswith("torch.nn.") else None
     return None
 
