@@ -136,6 +136,12 @@ CASES = {
         "top = scores.topk(3).indices\n"
         "top\n",
         "top", dict(requires_grad=False, is_leaf=True, shape=(6, 3))),
+    "transformer-encoder-stack": (
+        "layer = nn.TransformerEncoderLayer(8, nhead=2, dim_feedforward=16, batch_first=True)\n"
+        "encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)\n"
+        "out = encoder.layers[1](encoder(torch.randn(3, 5, 8)))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False, shape=(3, 5, 8))),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

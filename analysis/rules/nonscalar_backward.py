@@ -159,6 +159,19 @@ class NonscalarBackward(Rule):
     }
 
     bad = (
+        # A per-sample loss over a transformer encoder's pooled output.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "torch.manual_seed(0)\n"
+            "layer = nn.TransformerEncoderLayer(8, nhead=2, dim_feedforward=16, batch_first=True)\n"
+            "encoder = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)\n"
+            "head = nn.Linear(8, 3)\n"
+            "logits = head(encoder(torch.randn(4, 5, 8)).mean(dim=1))\n"
+            "loss = F.cross_entropy(logits, torch.tensor([0, 1, 2, 0]), reduction='none')\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=10),
         # A per-pixel loss map: the convolution's output size follows from its
         # kernel, stride and padding, and an elementwise term keeps it.
         Example(_PIXEL_LOSS.format(loss="focal"), Raises("RuntimeError", RUNTIME), line=9),

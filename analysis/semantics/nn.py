@@ -215,6 +215,35 @@ def _data_parallel(call: Call):
     return UNKNOWN
 
 
+@function("torch.nn.TransformerEncoder", "torch.nn.modules.transformer.TransformerEncoder",
+          "torch.nn.TransformerDecoder", "torch.nn.modules.transformer.TransformerDecoder")
+def _transformer_stack(call: Call):
+    """`nn.TransformerEncoder(layer, num_layers, norm=None)`: `num_layers` deep copies
+    of the layer (parameters of their own), run one after the other on the input,
+    then the norm; its `layers` is their ModuleList. (The decoder's layers take the
+    memory too: known only when the layer's forward is, which a torch layer's with
+    two inputs is not.)"""
+    from autograd_lsp.analysis.semantics import containers
+    from autograd_lsp.analysis.semantics.external import deep_copy
+    state = call.state
+    layer = state.fresh(call.arg(0, "encoder_layer" if "Encoder" in call.qualname else "decoder_layer"))
+    count = call.number(1, "num_layers")
+    norm = state.fresh(call.arg(2, "norm")) if call.given(2, "norm") else NONE
+    name = "TransformerEncoder" if "Encoder" in call.qualname else "TransformerDecoder"
+    if not isinstance(layer, ObjectRef) or layer.kind != "module" or not isinstance(count, int) \
+            or not 0 < count <= 16:
+        return new_module(call, f"torch.nn.{name}", {"_opaque": True})
+    copies = []
+    for index in range(count):
+        inner = Call(call.node, [], {}, state, call.ctx, call.walker, call.frame, salt=call.salt + (("layer", index),))
+        copies.append(deep_copy(inner, layer, {}))
+    items = tuple(copies) + ((norm,) if isinstance(norm, ObjectRef) else ())
+    layers = new_module(Call(call.node, [], {}, state, call.ctx, call.walker, call.frame, salt=call.salt + ("layers",)),
+                        "torch.nn.ModuleList", {"_items": tuple(copies)})
+    return new_module(call, f"torch.nn.{name}", {"_items": items, "layers": layers, "norm": norm,
+                                                 "num_layers": NumberValue("int", count)})
+
+
 @function("torch.optim.swa_utils.AveragedModel")
 def _averaged_model(call: Call):
     """`AveragedModel(model)`, the EMA or SWA copy: a deep copy of the model, whose
@@ -410,7 +439,8 @@ def call_layer(call: Call, ref: ObjectRef):
     attrs = state.attrs(ref)
     if attrs.get("_opaque") and "_items" not in attrs:
         return _opaque_output(call, ref)     # its layers are not known (a library's model)
-    if name == "Sequential":
+    if name in ("Sequential", "TransformerEncoder"):
+        # (A TransformerEncoder runs its layers one after the other, like a Sequential.)
         items = attrs.get("_items")
         if items is None:
             return _opaque_output(call, ref)
