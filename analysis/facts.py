@@ -392,6 +392,13 @@ class MethodOf:
 
 
 @record
+class NamedTupleType:
+    """`collections.namedtuple("Out", ["loss", "logits"])`: calling it makes a tuple
+    whose items have these names (`out.logits`, `loss, logits = out`)."""
+    fields: tuple
+
+
+@record
 class ModuleChoice:
     """One of the layers of a container, picked by an index the analysis does not
     know: `net[i]` in `for i in range(len(net)): x = net[i](x)`. Calling it runs
@@ -401,7 +408,7 @@ class ModuleChoice:
 
 Value = Union[TensorFacts, GradAttr, NumberValue, StrValue, NoneValue, TupleValue, Unknown,
               ObjectRef, FunctionValue, ClassValue, BoundMethod, TorchName, ExternalName,
-              BuiltinName, ModuleNamespace, MethodOf, ModuleChoice]
+              BuiltinName, ModuleNamespace, MethodOf, ModuleChoice, NamedTupleType]
 
 
 # -- joining what two paths know ------------------------------------------------------------

@@ -24,8 +24,8 @@ from autograd_lsp.analysis import semantics
 from autograd_lsp.analysis.semantics import autograd as grad_modes
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
                             ExternalName, FunctionValue, GradAttr, MethodOf, ModuleChoice,
-                            ModuleNamespace, NoneValue, NumberValue, ObjectRef, Partial, StrValue, TensorFacts,
-                            TorchName, TupleValue, Unknown, join, join_all, replace)
+                            ModuleNamespace, NamedTupleType, NoneValue, NumberValue, ObjectRef, Partial, StrValue,
+                            TensorFacts, TorchName, TupleValue, Unknown, join, join_all, replace)
 from autograd_lsp.analysis.names import canonical
 from autograd_lsp.analysis.semantics import Call, truth
 from autograd_lsp.analysis.semantics import builtins as py
@@ -1194,6 +1194,8 @@ class Walker:
             return objects.call_super(self, callee, call)
         if isinstance(callee, ModuleChoice):
             return self.call_choice(callee, call)
+        if isinstance(callee, NamedTupleType):
+            return external.make_named_tuple(call, callee), False
         py.havoc(call)
         return UNKNOWN, False
 

@@ -142,6 +142,17 @@ CASES = {
         "out = encoder.layers[1](encoder(torch.randn(3, 5, 8)))\n"
         "out\n",
         "out", dict(requires_grad=True, is_leaf=False, shape=(3, 5, 8))),
+    "namedtuple-output": (
+        "from collections import namedtuple\n"
+        "Out = namedtuple('Out', 'loss, logits')\n"
+        "def step(model, x):\n"
+        "    logits = model(x)\n"
+        "    return Out(logits.mean(), logits=logits)\n"
+        "out = step(nn.Linear(3, 2), torch.randn(4, 3))\n"
+        "loss, logits = out\n"
+        "picked = out.logits * loss.item()\n"
+        "picked\n",
+        "picked", dict(requires_grad=True, is_leaf=False, shape=(4, 2), grad_fn="MulBackward0")),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

@@ -3,8 +3,8 @@ through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
 their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
 from __future__ import annotations
 
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NumberValue, ObjectRef, Partial, StrValue,
-                            TensorFacts, TupleValue, Unknown, join_all, replace)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NamedTupleType, NumberValue, ObjectRef,
+                            Partial, StrValue, TensorFacts, TupleValue, Unknown, join_all, replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
 
@@ -221,6 +221,38 @@ PREFIXES.append(("numpy.", _numpy_family))
 @method("any", "__array__")
 def _array(call: Call):
     return NdArray()
+
+
+@function("collections.namedtuple")
+def _namedtuple(call: Call):
+    """`namedtuple("Out", ["loss", "logits"])` or `namedtuple("Out", "loss logits")`:
+    a type whose calls make named tuples; unknown unless every field name is."""
+    from autograd_lsp.analysis.semantics.builtins import iterate
+    spec = call.state.fresh(call.arg(1, "field_names"))
+    if isinstance(spec, StrValue):
+        if spec.value is None:
+            return UNKNOWN
+        fields = tuple(spec.value.replace(",", " ").split())
+    else:
+        found = iterate(call, spec)
+        if found.elements is None or not all(isinstance(e, StrValue) and e.value for e in found.elements):
+            return UNKNOWN
+        fields = tuple(e.value for e in found.elements)
+    if not fields or not all(f.isidentifier() for f in fields) or call.given(None, "defaults"):
+        return UNKNOWN
+    return NamedTupleType(fields)
+
+
+def make_named_tuple(call: Call, kind: NamedTupleType):
+    """A call of a namedtuple type: its items by position, then by keyword."""
+    items = list(call.args[:len(kind.fields)])
+    for name in kind.fields[len(items):]:
+        if name not in call.kwargs:
+            return UNKNOWN
+        items.append(call.kwargs[name])
+    if call.starred or len(call.args) > len(kind.fields):
+        return UNKNOWN
+    return TupleValue(tuple(items), kind.fields)
 
 
 @function("copy.deepcopy")
