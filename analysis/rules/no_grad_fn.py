@@ -103,6 +103,10 @@ class NoGradFn(Rule):
                    "zh": "torch.tensor(...) 创建的是没有历史的新叶子"},
         "never": {"en": "none of the tensors it is computed from requires grad",
                   "zh": "计算它的张量都不需要梯度"},
+        "checkpoint": {"en": "it comes from checkpoint(..., use_reentrant=True), whose output requires grad "
+                             "only when an input does, and none does: the parameters inside do not count",
+                       "zh": "它来自 checkpoint(..., use_reentrant=True)：只有输入需要梯度时输出才需要梯度，"
+                             "而这里没有输入需要梯度，内部的参数不算"},
         "sample": {"en": "it comes from a distribution's .sample(), which autograd does not go "
                          "through; .rsample() or .log_prob() does",
                    "zh": "它来自分布的 .sample()，autograd 不会穿过采样；.rsample() 或 .log_prob() 可以"},
@@ -114,6 +118,20 @@ class NoGradFn(Rule):
     }
 
     bad = (
+        # Gradient checkpointing the reentrant way between a frozen embedding and a
+        # frozen head: only the block's parameters are trainable, and they do not count.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.utils.checkpoint import checkpoint\n"
+            "torch.manual_seed(0)\n"
+            "embed = nn.Embedding(10, 8).requires_grad_(False)\n"
+            "block = nn.Sequential(nn.Linear(8, 8), nn.GELU())\n"
+            "head = nn.Linear(8, 2).requires_grad_(False)\n"
+            "h = checkpoint(block, embed(torch.randint(0, 10, (4,))), use_reentrant=True)\n"
+            "loss = head(h).sum()\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=10),
         Example(_REGISTRY.format(where="with torch.no_grad():\n    q = encoder(torch.randn(5, 3))\n"),
                 Raises("RuntimeError", RUNTIME), line=16),
         # REINFORCE whose action probabilities went through NumPy to be sampled: the
@@ -187,6 +205,18 @@ class NoGradFn(Rule):
             Raises("RuntimeError", RUNTIME), line=7),
     )
     good = (
+        # The same without reentrant checkpointing: the block's parameters give the graph.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.utils.checkpoint import checkpoint\n"
+            "torch.manual_seed(0)\n"
+            "embed = nn.Embedding(10, 8).requires_grad_(False)\n"
+            "block = nn.Sequential(nn.Linear(8, 8), nn.GELU())\n"
+            "head = nn.Linear(8, 2).requires_grad_(False)\n"
+            "h = checkpoint(block, embed(torch.randint(0, 10, (4,))), use_reentrant=False)\n"
+            "loss = head(h).sum()\n"
+            "loss.backward()\n"),
         Example(_REGISTRY.format(where="q = encoder(torch.randn(5, 3))\n")),
         Example(_GAUSSIAN_POLICY.format(draw="rsample")),
         # On the CPU, an int64 tensor is no `torch.cuda.LongTensor`: the graph is kept.

@@ -244,6 +244,34 @@ def _transformer_stack(call: Call):
                                                  "num_layers": NumberValue("int", count)})
 
 
+# Options of `checkpoint` itself, not arguments of the function it runs.
+_CHECKPOINT_OPTIONS = frozenset({"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check",
+                                 "debug"})
+
+
+@function("torch.utils.checkpoint.checkpoint")
+def _checkpoint(call: Call):
+    """`checkpoint(fn, *args, use_reentrant=...)`: what `fn(*args)` gives. With
+    use_reentrant=True its output requires grad only when a tensor input does: the
+    parameters inside do not count (LoRA blocks after a frozen embedding get no
+    graph at all)."""
+    state = call.state
+    if not call.args or call.starred:
+        return UNKNOWN
+    kwargs = {k: v for k, v in call.kwargs.items() if k not in _CHECKPOINT_OPTIONS}
+    inner = Call(call.node, list(call.args[1:]), kwargs, state, call.ctx, call.walker, call.frame,
+                 salt=call.salt + ("checkpoint",))
+    result, _ = call.walker.apply(state.fresh(call.args[0]), inner)
+    result = state.fresh(result)
+    if call.flag(None, "use_reentrant", None) is True and isinstance(result, TensorFacts) \
+            and state.no_grad is False and not kwargs:
+        inputs = [state.fresh(v) for v in call.args[1:]]
+        if inputs and all(isinstance(t, TensorFacts) and t.requires_grad is False for t in inputs):
+            return t_ops.new_tensor(call, False, True, dtype=result.dtype, shape=result.shape,
+                                    reason="checkpoint", device=result.device, part=1)
+    return result
+
+
 @function("torch.optim.swa_utils.AveragedModel")
 def _averaged_model(call: Call):
     """`AveragedModel(model)`, the EMA or SWA copy: a deep copy of the model, whose

@@ -1655,7 +1655,7 @@ _register_torch_families()
 
 # Why a result needs no grad, when its inputs give several reasons: the one a user
 # can act on first (a gradient taken without create_graph, a no_grad block...).
-_REASONS = ("grad_result", "no_grad", "inference_mode", "detach", "data", "rewrap", "sample")
+_REASONS = ("grad_result", "no_grad", "inference_mode", "detach", "data", "rewrap", "sample", "checkpoint")
 
 
 def _main_reason(reasons: set) -> str:
