@@ -66,6 +66,21 @@ _REGISTRY = (
 )
 
 
+# A block checkpointed between a frozen embedding and a frozen head.
+_CHECKPOINTED = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "from torch.utils.checkpoint import checkpoint\n"
+    "torch.manual_seed(0)\n"
+    "embed = nn.Embedding(10, 8).requires_grad_(False)\n"
+    "block = nn.Sequential(nn.Linear(8, 8), nn.GELU())\n"
+    "head = nn.Linear(8, 2).requires_grad_(False)\n"
+    "h = checkpoint(block, embed(torch.randint(0, 10, (4,))), use_reentrant={reentrant})\n"
+    "loss = head(h).sum()\n"
+    "loss.backward()\n"
+)
+
+
 class NoGradFn(Rule):
     code = "AG106"
     name = "no-grad-fn"
@@ -120,18 +135,7 @@ class NoGradFn(Rule):
     bad = (
         # Gradient checkpointing the reentrant way between a frozen embedding and a
         # frozen head: only the block's parameters are trainable, and they do not count.
-        Example(
-            "import torch\n"
-            "import torch.nn as nn\n"
-            "from torch.utils.checkpoint import checkpoint\n"
-            "torch.manual_seed(0)\n"
-            "embed = nn.Embedding(10, 8).requires_grad_(False)\n"
-            "block = nn.Sequential(nn.Linear(8, 8), nn.GELU())\n"
-            "head = nn.Linear(8, 2).requires_grad_(False)\n"
-            "h = checkpoint(block, embed(torch.randint(0, 10, (4,))), use_reentrant=True)\n"
-            "loss = head(h).sum()\n"
-            "loss.backward()\n",
-            Raises("RuntimeError", RUNTIME), line=10),
+        Example(_CHECKPOINTED.format(reentrant=True), Raises("RuntimeError", RUNTIME), line=10),
         Example(_REGISTRY.format(where="with torch.no_grad():\n    q = encoder(torch.randn(5, 3))\n"),
                 Raises("RuntimeError", RUNTIME), line=16),
         # REINFORCE whose action probabilities went through NumPy to be sampled: the
@@ -206,17 +210,7 @@ class NoGradFn(Rule):
     )
     good = (
         # The same without reentrant checkpointing: the block's parameters give the graph.
-        Example(
-            "import torch\n"
-            "import torch.nn as nn\n"
-            "from torch.utils.checkpoint import checkpoint\n"
-            "torch.manual_seed(0)\n"
-            "embed = nn.Embedding(10, 8).requires_grad_(False)\n"
-            "block = nn.Sequential(nn.Linear(8, 8), nn.GELU())\n"
-            "head = nn.Linear(8, 2).requires_grad_(False)\n"
-            "h = checkpoint(block, embed(torch.randint(0, 10, (4,))), use_reentrant=False)\n"
-            "loss = head(h).sum()\n"
-            "loss.backward()\n"),
+        Example(_CHECKPOINTED.format(reentrant=False)),
         Example(_REGISTRY.format(where="q = encoder(torch.randn(5, 3))\n")),
         Example(_GAUSSIAN_POLICY.format(draw="rsample")),
         # On the CPU, an int64 tensor is no `torch.cuda.LongTensor`: the graph is kept.

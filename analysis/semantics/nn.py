@@ -1334,29 +1334,16 @@ def _parameters_to_vector(call: Call):
     tensors = [call.state.fresh(t) for t in (found.elements if found.elements is not None else [found.element])]
     if not tensors or not all(isinstance(t, TensorFacts) for t in tensors):
         return UNKNOWN
-    sizes = [_numel(t.shape) for t in tensors]
+    sizes = [shapes.numel(t.shape) for t in tensors]
     size = sum(sizes) if found.elements is not None and None not in sizes else None
-    return t_ops.derived(call, "cat", tensors, shape=(size,), dtype=_same_dtype(tensors))
+    dtypes = {t.dtype for t in tensors}
+    return t_ops.derived(call, "cat", tensors, shape=(size,), dtype=dtypes.pop() if len(dtypes) == 1 else None)
 
 
 @function("torch.nn.utils.vector_to_parameters", "torch.nn.utils.convert_parameters.vector_to_parameters")
 def _vector_to_parameters(call: Call):
     """Sets each parameter's `.data` from the vector: nothing autograd records."""
     return NONE
-
-
-def _numel(shape):
-    if shape is None or not all(isinstance(d, int) for d in shape):
-        return None
-    total = 1
-    for d in shape:
-        total *= d
-    return total
-
-
-def _same_dtype(tensors):
-    dtypes = {t.dtype for t in tensors}
-    return dtypes.pop() if len(dtypes) == 1 else None
 
 
 @function("torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_norm_",
