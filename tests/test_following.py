@@ -153,6 +153,16 @@ CASES = {
         "picked = out.logits * loss.item()\n"
         "picked\n",
         "picked", dict(requires_grad=True, is_leaf=False, shape=(4, 2), grad_fn="MulBackward0")),
+    "namedtuple-class-unpacked": (
+        "from typing import NamedTuple\n"
+        "class Out(NamedTuple):\n"
+        "    loss: torch.Tensor\n"
+        "    logits: torch.Tensor\n"
+        "net = nn.Linear(3, 2)\n"
+        "logits = net(torch.randn(4, 3))\n"
+        "loss, logits = Out(logits.mean(), logits)\n"
+        "loss\n",
+        "loss", dict(requires_grad=True, is_leaf=False, shape=(), grad_fn="MeanBackward0")),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

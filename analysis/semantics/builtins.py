@@ -72,7 +72,7 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
     """What iterating `value` gives. `small_ranges`: list the numbers of a short
     `range` (a comprehension builds one item per number; a `for` loop over epochs is
     better summarised in two passes)."""
-    from autograd_lsp.analysis.semantics import containers, data, nn, tensors
+    from autograd_lsp.analysis.semantics import containers, data, nn, objects, tensors
     state = call.state
     if isinstance(value, RangeValue):
         if small_ranges and value.count is not None and value.count <= 8:
@@ -98,13 +98,17 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
             return nn.iterate_module(call, value)
         if value.kind in ("loader", "dataset"):
             return data.iterate(call, value)
+        fields = objects.named_tuple_fields(value)
+        if fields is not None:
+            items = [state.attr(value, name) for name in fields]
+            return Iteration(items, join_all(items), bool(items))
     return Iteration(None, UNKNOWN, None)
 
 
 def unpack(state, value, count: int | None):
     """The items of `value` when it is unpacked into `count` targets (None: any
     number); None when they are not known."""
-    from autograd_lsp.analysis.semantics import containers, tensors
+    from autograd_lsp.analysis.semantics import containers, objects, tensors
     if isinstance(value, TupleValue):
         items = list(value.items)
     elif isinstance(value, ObjectRef) and value.kind == "list":
@@ -112,6 +116,8 @@ def unpack(state, value, count: int | None):
         if items is None and count is not None:
             item = containers.item_of(state, value)
             return [item] * count if not isinstance(item, Unknown) else None
+    elif isinstance(value, ObjectRef) and objects.named_tuple_fields(value) is not None:
+        items = [state.attr(value, name) for name in objects.named_tuple_fields(value)]
     elif isinstance(value, TensorFacts) and count is not None and value.shape:
         first = value.shape[0]
         if first == count or first is None:

@@ -109,6 +109,17 @@ def _torch_base(cls: ClassValue):
     return None
 
 
+def named_tuple_fields(ref: ObjectRef) -> tuple | None:
+    """The fields of an instance of a `class Out(NamedTuple)`, in order (it unpacks
+    and iterates as a tuple of them); None for any other object."""
+    cls = ref.cls
+    if not isinstance(cls, ClassValue) or cls.fields is None:
+        return None
+    if any(isinstance(b, ExternalName) and b.qualname.endswith("NamedTuple") for b in cls.bases):
+        return cls.fields
+    return None
+
+
 def instantiate(walker, cls: ClassValue, call: Call):
     state = call.state
     ref = ObjectRef(call.new_id(), cls.kind if cls.kind != "dataset" else "dataset", cls)
