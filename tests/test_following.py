@@ -163,6 +163,12 @@ CASES = {
         "loss, logits = Out(logits.mean(), logits)\n"
         "loss\n",
         "loss", dict(requires_grad=True, is_leaf=False, shape=(), grad_fn="MeanBackward0")),
+    "transformer-decoder-stack": (
+        "layer = nn.TransformerDecoderLayer(8, nhead=2, dim_feedforward=16, batch_first=True)\n"
+        "decoder = nn.TransformerDecoder(layer, 2)\n"
+        "out = decoder(torch.randn(2, 3, 8), torch.randn(2, 4, 8))\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False)),
     # 5. containers
     "children-by-name": (
         "cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1))\n"

@@ -220,9 +220,8 @@ def _data_parallel(call: Call):
 def _transformer_stack(call: Call):
     """`nn.TransformerEncoder(layer, num_layers, norm=None)`: `num_layers` deep copies
     of the layer (parameters of their own), run one after the other on the input,
-    then the norm; its `layers` is their ModuleList. (The decoder's layers take the
-    memory too: known only when the layer's forward is, which a torch layer's with
-    two inputs is not.)"""
+    then the norm; its `layers` is their ModuleList. (A decoder's layers take the
+    memory too: its output is that of a module whose forward is not known.)"""
     from autograd_lsp.analysis.semantics import containers
     from autograd_lsp.analysis.semantics.external import deep_copy
     state = call.state
@@ -467,6 +466,8 @@ def call_layer(call: Call, ref: ObjectRef):
     attrs = state.attrs(ref)
     if attrs.get("_opaque") and "_items" not in attrs:
         return _opaque_output(call, ref)     # its layers are not known (a library's model)
+    if name == "TransformerDecoder":
+        return _opaque_output(call, ref)      # its layers take the memory too: not followed
     if name in ("Sequential", "TransformerEncoder"):
         # (A TransformerEncoder runs its layers one after the other, like a Sequential.)
         items = attrs.get("_items")
