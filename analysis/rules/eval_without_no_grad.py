@@ -355,6 +355,14 @@ class EvalWithoutNoGrad(Rule):
             "    adversarial = data + 0.1 * data.grad.sign()\n"
             "    pred = model(adversarial).argmax(dim=1)\n"
             "    correct += int(pred.item() == target.item())\n"),
+        # A notebook's plot after training: the prediction is detached as it is made.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(1, 1)\n"
+            "X_test = torch.linspace(0, 1, 8).unsqueeze(1)\n"
+            "model.eval()\n"
+            "predictions = model(X_test).detach().numpy()\n"),
         Example(
             "import torch\n"
             "import torch.nn as nn\n"
@@ -399,6 +407,8 @@ class EvalWithoutNoGrad(Rule):
                 continue      # one forward outside a loop, with training still to come: it may feed it
             if _differentiated(calls, event.result):
                 continue      # a backward goes through this forward: grad mode is needed
+            if _detached_at_once(event):
+                continue      # `model(x).detach()`: the user drops the graph as it is made
             if self._backward_nearby(calls, event):
                 continue
             if _beside_a_training_step(calls, event):
@@ -540,6 +550,16 @@ def _differentiated(calls, result) -> bool:
                                                    for out in outputs):
             return True
     return False
+
+
+def _detached_at_once(event) -> bool:
+    """The forward's output is detached in the expression that makes it
+    (`model(x).detach().numpy()` for a plot): no graph outlives the statement."""
+    stmt = event.ctx.stmt
+    if stmt is None:
+        return False
+    return any(isinstance(n, ast.Attribute) and n.attr in ("detach", "detach_") and n.value is event.node
+               for n in ast.walk(stmt))
 
 
 def _inside_forward(event) -> bool:
