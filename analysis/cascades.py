@@ -43,7 +43,8 @@ def without_cascades(reports: list, trace) -> list:
     """`reports` ((rule, report) pairs of one run) less those of other rules that a raise
     before them on the same path keeps from running."""
     raises = [(rule, report.at) for rule, report in reports
-              if rule.name in RAISE_WHERE_REPORTED and rule.name not in _RENAMES and report.at is not None
+              if rule.name in RAISE_WHERE_REPORTED and rule.name not in _RENAMES
+              and report.at is not None and not isinstance(report.at, CallSite)
               and _path(report.at.ctx) is not _NO_PATH]
     if not raises:
         return reports
@@ -51,7 +52,8 @@ def without_cascades(reports: list, trace) -> list:
     kept = []
     for rule, report in reports:
         event = report.at
-        if event is not None and any(raised is not rule and _runs_after(at, event, order)
+        # (A report said again at a helper's call stands or falls with the one inside.)
+        if event is not None and not isinstance(event, CallSite) and any(raised is not rule and _runs_after(at, event, order)
                                      for raised, at in raises):
             continue
         kept.append((rule, report))

@@ -57,6 +57,7 @@ class CallSite:
     source: object                   # the ParsedChunk holding it
     function: object                 # the FunctionValue called
     stmt: object = None              # the statement holding the call
+    no_grad: bool | None = None      # the caller's grad mode at the call (True: grad off)
 
 
 @record(eq=False)

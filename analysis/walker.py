@@ -1278,7 +1278,7 @@ class Walker:
                       prefix=self.new_id(caller, node, ("call",) + salt) if node is not None
                       else ("alone", function.qualname, source.key),
                       depth=depth, module=caller.module, entry_passes=len(ctx.passes))
-        site = CallSite(node, caller.source, function, ctx.stmt) if node is not None else None
+        site = CallSite(node, caller.source, function, ctx.stmt, state.no_grad) if node is not None else None
         no_grad = function.no_grad if function.no_grad is not None else state.no_grad
         if alone and function.no_grad is None:
             no_grad = None

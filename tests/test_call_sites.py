@@ -88,3 +88,99 @@ def test_a_helper_step_without_clearing_is_said_at_the_loops_call_too():
     found = [(f.code, f.line, f.message) for f in Analyzer().analyze(HELPER_STEP)]
     assert [(code, line) for code, line, _ in found] == [("AG201", 6), ("AG201", 13)]
     assert found[1][2].startswith("in `train_step`, called here: gradients are never cleared in this loop")
+
+
+# A physics-informed residual differentiates the model's output: right in training,
+# wrong when a `@torch.no_grad()` validation calls it. Said where it raises and at
+# the call made with grad off.
+RESIDUAL_IN_NO_GRAD = '''import torch
+import torch.nn as nn
+
+def residual(model, x):
+    x = x.clone().requires_grad_(True)
+    u = model(x)
+    return torch.autograd.grad(u.sum(), x, create_graph=True)[0] - u
+
+class Trainer:
+    def __init__(self):
+        self.model = nn.Linear(1, 1)
+
+    @torch.no_grad()
+    def validate(self, x):
+        return residual(self.model, x).abs().mean()
+
+Trainer().validate(torch.rand(8, 1))
+'''
+
+
+def test_a_helper_run_with_grad_off_is_said_at_the_call_made_without_grad():
+    assert traceback_lines(RESIDUAL_IN_NO_GRAD) == [17, 15, 7]
+    found = [(f.name, f.line, f.message) for f in findings(RESIDUAL_IN_NO_GRAD)]
+    assert [(name, line) for name, line, _ in found] == [("no-grad-fn", 7), ("no-grad-fn", 15)]
+    assert found[1][2].startswith("in `residual`, called here: ")
+    assert "torch.no_grad()" in found[1][2]
+
+
+# Noise resampled in place by a helper between the forward and the backward: said
+# at the op that changes the saved tensor and at the call, beside the backward, that
+# runs it. (Its first run, before the forward, changes nothing saved.)
+RESAMPLED_NOISE = '''import torch
+import torch.nn as nn
+
+class Noisy(nn.Linear):
+    def __init__(self):
+        super().__init__(3, 2)
+        self.register_buffer("eps", torch.zeros(2, 3))
+
+    def reset_noise(self):
+        self.eps.normal_()
+
+    def forward(self, x):
+        return nn.functional.linear(x, self.weight * self.eps, self.bias)
+
+def learn(layer, x):
+    out = layer(x).sum()
+    layer.reset_noise()
+    out.backward()
+
+layer = Noisy()
+layer.reset_noise()
+learn(layer, torch.randn(4, 3))
+'''
+
+
+def test_a_helper_that_changes_a_saved_tensor_is_said_at_its_call_too():
+    assert traceback_lines(RESAMPLED_NOISE) == [22, 18]
+    found = [(f.name, f.line, f.message) for f in findings(RESAMPLED_NOISE)]
+    assert [(name, line) for name, line, _ in found] == [("inplace-saved-tensor", 10),
+                                                         ("inplace-saved-tensor", 17)]
+    assert found[1][2].startswith("in `reset_noise`, called here: ")
+
+
+# A helper that clears, then steps, called after the loop's backward: the step
+# finds no gradient. Said inside it and at its call beside the backward.
+CLEAR_THEN_STEP = '''import torch
+import torch.nn as nn
+
+model = nn.Linear(3, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+before = model.weight.detach().clone()
+
+def update(optimizer):
+    optimizer.zero_grad()
+    optimizer.step()
+
+for epoch in range(3):
+    loss = model(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+    update(optimizer)
+'''
+
+
+def test_a_helper_that_clears_before_it_steps_is_said_at_its_call_too():
+    namespace: dict = {}
+    exec(compile(CLEAR_THEN_STEP, "case.py", "exec"), namespace)
+    assert torch.equal(namespace["before"], namespace["model"].weight.detach())   # it never moved
+    found = [(f.name, f.line, f.message) for f in findings(CLEAR_THEN_STEP)]
+    assert [(name, line) for name, line, _ in found] == [("zero-grad-order", 9), ("zero-grad-order", 15)]
+    assert found[1][2].startswith("in `update`, called here: ")

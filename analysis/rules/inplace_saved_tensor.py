@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import ast
 
+from autograd_lsp.analysis.call_sites import called_here
 from autograd_lsp.analysis.facts import ObjectRef, TensorFacts
 from autograd_lsp.analysis.rule import Example, Raises, Report, Rule
 from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node
-from autograd_lsp.analysis.trace import InplaceEvent
+from autograd_lsp.analysis.trace import CallSite, InplaceEvent
 
 
 RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -327,8 +328,11 @@ class InplaceSavedTensor(Rule):
 
     def check(self, trace, locale):
         changes = {}
+        # Per in-place op, its runs in order: the one to name is the last before the
+        # backward (a helper that resamples noise runs before the forward too).
         for event in trace.of(InplaceEvent):
-            changes.setdefault(event.node, event)
+            changes.setdefault(event.node, []).append(event)
+        order = {id(e): index for index, e in enumerate(trace.events)}
         steps = {e.node: e for e in trace.calls() if e.method == "step"}
         made_by = {e.result: e for e in trace.calls() if isinstance(e.result, ObjectRef)}
         for event in trace.calls():
@@ -339,15 +343,22 @@ class InplaceSavedTensor(Rule):
             clobbering = {event.clobbered[n] for n in target.saved_nodes
                           if n in event.clobbered and n not in event.freed}
             by_layer = []
+            before = order.get(id(event), len(order))
             for node in clobbering:
-                if node in changes and changes[node].hidden:
+                runs = changes.get(node, ())
+                change = next((c for c in reversed(runs) if order.get(id(c), 0) < before), runs[0]) if runs else None
+                if change is not None and change.hidden:
                     # An in-place activation inside a container overwrote it: torch's code,
                     # not a line of the user's; the layer's definition is.
-                    by_layer.append(changes[node].layer)
-                elif node in changes:
-                    change = changes[node]
-                    yield Report(node, self.text("inplace", locale,
-                                                 name=source_of(_changed(change), change)), (), change)
+                    by_layer.append(change.layer)
+                elif change is not None:
+                    message = self.text("inplace", locale, name=source_of(_changed(change), change))
+                    yield Report(node, message, (), change)
+                    site = _call_that_changes(change, event)
+                    if site is not None:
+                        # `model.reset_noise()` between the forward and the backward:
+                        # the helper is right, calling it there is not.
+                        yield Report(site.node, called_here(site.function.node.name, message, locale), (), site)
                 elif node in steps:
                     step = steps[node]
                     yield Report(event.node, self.text(
@@ -358,6 +369,23 @@ class InplaceSavedTensor(Rule):
                 yield Report(at.node, self.text("module", locale), (), at)
             if by_layer and not any(made):
                 yield Report(event.node, self.text("module", locale), (), event)
+
+
+def _call_that_changes(change, backward):
+    """The followed call, written beside the backward (in the function it runs in),
+    inside which the in-place change happens; None when the change is written there."""
+    shared = 0
+    for mine, theirs in zip(change.ctx.calls, backward.ctx.calls):
+        if mine is not theirs:
+            break
+        shared += 1
+    if shared != len(backward.ctx.calls) or len(change.ctx.calls) <= shared:
+        return None
+    site = change.ctx.calls[shared]
+    if not isinstance(site, CallSite) or not isinstance(getattr(site.function, "node", None),
+                                                         (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return site
 
 
 def _changed(event):

@@ -1,8 +1,12 @@
 """AG106 no-grad-fn: backward on a value that does not require grad."""
 from __future__ import annotations
 
+import ast
+
+from autograd_lsp.analysis.call_sites import called_here
 from autograd_lsp.analysis.rule import Example, Raises, Report, Rule
 from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node
+from autograd_lsp.analysis.trace import CallSite
 
 RUNTIME = "element 0 of tensors does not require grad and does not have a grad_fn"
 
@@ -272,4 +276,21 @@ class NoGradFn(Rule):
                 continue      # grad_result belongs to higher-order-no-create-graph
             why = self.why[reason].get(locale) or self.why[reason]["en"]
             name = source_of(target_node(event), event)
-            yield Report(event.node, self.text("message", locale, name=name, why=why), (), event)
+            message = self.text("message", locale, name=name, why=why)
+            yield Report(event.node, message, (), event)
+            if reason in ("no_grad", "inference_mode"):
+                site = _first_call_without_grad(event)
+                if site is not None:
+                    # The helper is right; the call that runs it with grad off is not.
+                    yield Report(site.node, called_here(site.function.node.name, message, locale), (), site)
+
+
+def _first_call_without_grad(event):
+    """The outermost followed call, on the way to `event`, made with grad mode off
+    (`heat_residual(...)` in a `@torch.no_grad()` validation): where the helper
+    that backwards was entered without grad."""
+    for site in event.ctx.calls:
+        if isinstance(site, CallSite) and site.no_grad is True:
+            return site if isinstance(getattr(site.function, "node", None), (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else None
+    return None

@@ -424,13 +424,13 @@ class ZeroGradOrder(Rule):
                     fix = _moved(self.text("fix_after_step", locale, **names), zero, "line_after", step)
                     own = sole_statement(zero) is not None and step.ctx.stmt is not None \
                         and zero.ctx.blocks == step.ctx.blocks
-                    yield _at_callers_line(zero, step, self.text("between", locale, **names), locale) or Report(
-                        zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
+                    yield from _between(zero, step, before[-1], self.text("between", locale, **names),
+                                        (fix,) if own else (), locale)
                 elif before:
                     fix = _moved(self.text("fix_between", locale, **names), zero, "line_before", before[-1])
                     own = sole_statement(zero) is not None and before[-1].ctx.stmt is not None
-                    yield _at_callers_line(zero, step, self.text("between", locale, **names), locale) or Report(
-                        zero.node, self.text("between", locale, **names), (fix,) if own else (), zero)
+                    yield from _between(zero, step, before[-1], self.text("between", locale, **names),
+                                        (fix,) if own else (), locale)
                 elif after:
                     fix = _moved(self.text("fix_early", locale, **names), step, "line_after", after[0])
                     # (Moved out of its branch, the step would leave it empty or change when it runs.)
@@ -462,6 +462,21 @@ class ZeroGradOrder(Rule):
                 and backward.ctx.calls == step.ctx.calls
             yield Report(step.node, self.text("early", locale, **names), (fix,) if own else (), step)
             return
+
+
+def _between(zero: CallEvent, step: CallEvent, backward: CallEvent, message: str, fixes: tuple, locale: str):
+    """The reports of a clear between a backward and its step. A clear in a helper
+    the step's function calls is said at that call; one in a helper that steps too
+    (`def update(opt): opt.zero_grad(); opt.step()`, called after the loop's
+    backward) is said inside it and at its call beside the backward."""
+    at_call = _at_callers_line(zero, step, message, locale)
+    if at_call is not None:
+        yield at_call
+        return
+    yield Report(zero.node, message, fixes, zero)
+    beside = _at_callers_line(zero, backward, message, locale)
+    if beside is not None:
+        yield beside
 
 
 def _at_callers_line(zero: CallEvent, step: CallEvent, message: str, locale: str) -> Report | None:
