@@ -129,6 +129,28 @@ class MissingZeroGrad(Rule):
     }
 
     bad = (
+        # A notebook's demo cell takes one clean step; the training cell after it
+        # never clears: the demo's gradient and every batch's add up.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "criterion = nn.CrossEntropyLoss()\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+            "batches = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(4)]\n"
+            "optimizer.zero_grad()\n"
+            "criterion(model(batches[0][0]), batches[0][1]).backward()\n"
+            "optimizer.step()\n"
+            "norms = []\n"
+            "for epoch in range(2):\n"
+            "    for x, y in batches:\n"
+            "        loss = criterion(model(x), y)\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n"
+            "        norms.append(model.weight.grad.norm().item())\n",
+            Silent("norms[-1] > 3 * norms[0]", "each step uses the running sum of every earlier gradient"),
+            line=15),
         # A home-made accelerate-style `prepare` hands back the model and the optimizer
         # it was given (`isinstance(obj, nn.Module)` tells them apart).
         Example(
@@ -911,7 +933,11 @@ def _loop_of_earlier_pass(since, ctx):
     event is in a later iteration of that same loop."""
     loops, passes = since
     for index, loop in enumerate(ctx.loops):
-        if index >= len(loops) or loops[index] is not loop:
+        if index >= len(loops):
+            # Summing since before this loop (a demo step before the training loop,
+            # nothing cleared after it): on a later pass, earlier passes added too.
+            return next((l for l, p in zip(ctx.loops[index:], ctx.passes[index:]) if p), None)
+        if loops[index] is not loop:
             return None
         if passes[index] != ctx.passes[index]:
             return loop
