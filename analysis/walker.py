@@ -38,6 +38,10 @@ from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrR
 from autograd_lsp.analysis.tree import nodes
 
 MAX_DEPTH = 8
+# How many runs of one function may be under way at once. A registry's
+# `build(cfg)` makes a model whose `__init__` builds its parts with `build` again;
+# true recursion stops at this depth, unknown below it.
+MAX_REENTRY = 3
 # Elements a loop over a known collection is unrolled for (one pass each).
 UNROLL_LIMIT = 16
 # Steps one run may take before calls are no longer followed (the calls after that
@@ -907,7 +911,10 @@ class Walker:
             return objects.super_attribute(receiver, name)
         if isinstance(receiver, TupleValue) and receiver.names and name in receiver.names:
             return state.fresh(receiver.items[receiver.names.index(name)])
-        if isinstance(receiver, (StrValue, NumberValue, TupleValue, NoneValue, external.NdArray)):
+        if isinstance(receiver, external.NdArray):
+            found = external.array_attribute(receiver, name)
+            return found if found is not None else MethodOf(receiver, name)
+        if isinstance(receiver, (StrValue, NumberValue, TupleValue, NoneValue)):
             return MethodOf(receiver, name)
         return UNKNOWN
 
@@ -1099,13 +1106,14 @@ class Walker:
             callee = self.member(receiver, method, state, func, frame, ctx)
         else:
             callee = self.expr(func, state, frame, ctx)
-        args, kwargs, starred = [], {}, False
+        args, kwargs, starred, spreads = [], {}, False, []
         for arg in node.args:
             value = self.expr(arg, state, frame, ctx)
             if isinstance(arg, ast.Starred):
                 spread = py.unpack(state, value, None)
                 if spread is None:
                     starred = True
+                    spreads.append(value)
                 else:
                     args.extend(spread)
                 continue
@@ -1126,7 +1134,7 @@ class Walker:
         qualname = callee.qualname if isinstance(callee, (TorchName, ExternalName)) else None
         call = Call(node, args, kwargs, state, ctx, self, frame,
                     receiver=receiver if method is not None else None, qualname=qualname,
-                    method=method, starred=starred)
+                    method=method, starred=starred, spread=tuple(spreads))
         freed, clobbered = state.freed, state.clobbered
         result, followed = self.apply(callee, call)
         if not state.reachable:
@@ -1235,7 +1243,8 @@ class Walker:
         # call (an `Accelerator()` whose `__init__` reaches half the library) would
         # otherwise spend the whole run's budget before the check at its entry.
         project_spent = self.project_steps + (now - self._project_call_start if in_project else 0)
-        if depth > MAX_DEPTH or function in self._active or now > self.budget or function.node is None \
+        if depth > MAX_DEPTH or self._active.count(function) >= MAX_REENTRY or now > self.budget \
+                or function.node is None \
                 or ((enters_project or in_project) and project_spent > self.project_budget):
             py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
             return UNKNOWN, False

@@ -362,6 +362,56 @@ CASES = {
         "w = torch.randn(args.batch_size, args.hidden_size, requires_grad=not args.frozen)\n"
         "w\n",
         "w", dict(requires_grad=True, is_leaf=True, shape=(4, 5))),
+    # Data made with NumPy, as course notebooks do: its shape reaches the tensor.
+    "numpy data": (
+        "import numpy as np\n"
+        "X_np = np.linspace(-3, 3, 64).reshape(-1, 1).astype(np.float32)\n"
+        "y_np = np.sin(X_np) + 0.1 * np.random.randn(*X_np.shape).astype(np.float32)\n"
+        "X, y = torch.from_numpy(X_np), torch.from_numpy(y_np)\n"
+        "w = torch.zeros(1, 1, requires_grad=True)\n"
+        "err = (X @ w - y) ** 2 + torch.from_numpy(np.zeros((64, 1), dtype=np.float32)).T.T\n"
+        "err\n",
+        "err", dict(requires_grad=True, is_leaf=False, shape=(64, 1))),
+    # A decomposition returns a tuple of tensors that keep the input's graph.
+    "eigh of features": (
+        "w = torch.randn(4, 3, requires_grad=True)\n"
+        "phi = torch.nn.functional.normalize(w, dim=1)\n"
+        "values, vectors = torch.linalg.eigh(phi.T @ phi)\n"
+        "u, s, vh = torch.linalg.svd(vectors)\n"
+        "s\n",
+        "s", dict(requires_grad=True, is_leaf=False)),
+    # A registry's builder runs again inside the `__init__` of what it builds, and a
+    # replay memory's sample is regrouped by `zip(*batch)` and stacked.
+    "nested registry builds and a replay memory": (
+        "import random\n"
+        "from collections import deque\n"
+        "PARTS = {}\n"
+        "def build(registry, cfg):\n"
+        "    cfg = dict(cfg)\n"
+        "    return registry[cfg.pop('type')](**cfg)\n"
+        "class Head(nn.Module):\n"
+        "    def __init__(self, width):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(width, 1)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self, head, frozen):\n"
+        "        super().__init__()\n"
+        "        self.head = build(PARTS, head)\n"
+        "        for p in self.head.parameters():\n"
+        "            p.requires_grad = not frozen\n"
+        "    def forward(self, x):\n"
+        "        return self.head(x)\n"
+        "PARTS['Head'], PARTS['Net'] = Head, Net\n"
+        "net = build(PARTS, {'type': 'Net', 'head': {'type': 'Head', 'width': 3}, 'frozen': True})\n"
+        "memory = deque(maxlen=10)\n"
+        "for _ in range(6):\n"
+        "    memory.append((torch.randn(3), 1.0))\n"
+        "states, rewards = zip(*random.sample(memory, 4))\n"
+        "q = net(torch.stack(states)).squeeze(1)\n"
+        "q\n",
+        "q", dict(requires_grad=False, is_leaf=True, shape=(4,))),
 }
 
 

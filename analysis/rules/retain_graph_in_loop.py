@@ -69,6 +69,32 @@ class RetainGraphInLoop(Rule):
     }
 
     bad = (
+        # DQN from a replay memory: a deque of transitions, a random sample of them
+        # regrouped by `zip(*batch)` and stacked. Nothing sampled carries a graph.
+        Example(
+            "import random\n"
+            "from collections import deque\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "random.seed(0)\n"
+            "q = nn.Linear(4, 2)\n"
+            "optimizer = torch.optim.Adam(q.parameters(), lr=1e-3)\n"
+            "memory = deque(maxlen=100)\n"
+            "for _ in range(50):\n"
+            "    memory.append((torch.randn(4), random.randrange(2), random.random()))\n"
+            "for step in range(5):\n"
+            "    states, actions, rewards = zip(*random.sample(memory, 8))\n"
+            "    states = torch.stack(states)\n"
+            "    values = q(states).gather(1, torch.tensor(actions).unsqueeze(1)).squeeze(1)\n"
+            "    loss = F.smooth_l1_loss(values, torch.tensor(rewards))\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    optimizer.step()\n",
+            Silent("loss.grad_fn.next_functions[0][0] is not None and "
+                   "loss.grad_fn.next_functions[0][0].next_functions[0][0]._saved_self is not None",
+                   "the last step's graph still holds its saved tensors"),
+            line=18),
         # A seq2seq loss summed over the decoder's steps from `loss = 0`, the tokens
         # picked by index (an embedding keeps them for its backward).
         Example(

@@ -71,6 +71,8 @@ class Call:
     method: str | None = None
     # Whether a `*args` or `**kwargs` hides arguments.
     starred: bool = False
+    # The values spread by `*args` whose items are not known (`zip(*batch)`).
+    spread: tuple = ()
     extra: dict = field(default_factory=dict)
     # Distinguishes the identities of what calls made for one node make (the layers
     # of an nn.Sequential run by one `model(x)`).

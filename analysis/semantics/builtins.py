@@ -294,6 +294,8 @@ def _enumerate(call: Call):
 def _zip(call: Call):
     from autograd_lsp.analysis.semantics import containers
     if call.starred:
+        if not call.args and len(call.spread) == 1 and not call.kwargs:
+            return _transposed(call, iterate(call, call.spread[0]))
         return containers.new_list(call, None)
     inners = [iterate(call, a) for a in call.args]
     listed = [i.elements for i in inners if i.elements is not None]
@@ -307,6 +309,28 @@ def _zip(call: Call):
     nonempty = True if inners and all(i.nonempty for i in inners) else None
     return containers.new_list(call, None, item=TupleValue(tuple(i.element for i in inners)),
                                nonempty=nonempty, renewed=bool(inners) and all(i.renewed for i in inners))
+
+
+def _transposed(call: Call, rows):
+    """`zip(*rows)`: the columns of rows all alike. Rows that are tuples of k items
+    give k columns, the j-th a tuple of the rows' j-th items (`states, actions =
+    zip(*batch)` of a replay memory's transitions); their count is not known."""
+    from autograd_lsp.analysis.semantics import containers
+    if rows.elements is not None:
+        # Known rows: the columns are known tuples when the rows are tuples of one length.
+        if rows.elements and all(isinstance(r, TupleValue) for r in rows.elements) \
+                and len({len(r.items) for r in rows.elements}) == 1:
+            width = len(rows.elements[0].items)
+            return containers.new_list(call, [TupleValue(tuple(r.items[j] for r in rows.elements))
+                                              for j in range(width)])
+        return containers.new_list(call, None)
+    row = rows.element
+    if not isinstance(row, TupleValue):
+        return containers.new_list(call, None)
+    # (Zero rows give no columns at all, and unpacking them raises: the columns are
+    # those of the rows there are.)
+    return containers.new_list(call, [containers.new_list(call, None, item=item, nonempty=rows.nonempty)
+                                      for item in row.items])
 
 
 @builtin("list", "tuple", "sorted", "reversed", "set", "frozenset", "iter")

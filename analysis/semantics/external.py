@@ -103,6 +103,9 @@ def _numpy_function(call: Call):
                 or isinstance(first, NdArray) and first.dtype == "float64":
             # `np.log(cfg.init_alpha)`: a float64 scalar or array, like its input.
             return NdArray(getattr(first, "shape", ()), dtype="float64")
+    if call.qualname in NUMPY_UFUNCS and len(call.args) == 1 and not call.kwargs \
+            and isinstance(call.args[0], NdArray):
+        return NdArray(call.args[0].shape, dtype=_float_of(call.args[0].dtype))
     if call.qualname in NUMPY_CONVERTING or call.qualname in NUMPY_UFUNCS:
         dtype = None
         if call.qualname in ("numpy.array", "numpy.asarray"):
@@ -112,13 +115,74 @@ def _numpy_function(call: Call):
     name = call.qualname.rsplit(".", 1)[-1]
     if name == "default_rng" or name == "RandomState":
         return ExternalName("numpy.random.Generator")
+    shape = _made_shape(call, name)
     if "dtype" in call.kwargs:
-        return NdArray(dtype=numpy_dtype(call.kwargs["dtype"]))
+        return NdArray(shape, dtype=numpy_dtype(call.kwargs["dtype"]))
     if name in _FLOAT64:
-        return NdArray(dtype="float64")
+        return NdArray(shape, dtype="float64")
     if name in _INT64:
-        return NdArray(dtype="int64")
-    return NdArray()
+        return NdArray(shape, dtype="int64")
+    return NdArray(shape)
+
+
+def _float_of(dtype):
+    """A float ufunc's result dtype on an array of `dtype` (ints become float64)."""
+    return dtype if dtype in _FLOATS else "float64" if dtype == "int64" else None
+
+
+def _made_shape(call: Call, name: str):
+    """The shape of an array a NumPy function makes from sizes (`np.zeros((n, 1))`,
+    `np.random.randn(64, 1)`, `np.linspace(-3, 3, 64)`), or None."""
+    if call.starred:
+        return None
+    if name == "linspace":
+        num = call.number(2, "num", 50)
+        return (num,) if isinstance(num, int) else None
+    if name == "arange" and len(call.args) == 1 and not call.kwargs:
+        n = call.number(0)
+        return (max(n, 0),) if isinstance(n, int) else None
+    if name in ("zeros", "ones", "empty", "full"):
+        return _sizes(call, call.arg(0, "shape"))
+    if name in ("rand", "randn"):
+        dims = [call.number(i) for i in range(len(call.args))]
+        return tuple(dims) if all(isinstance(d, int) for d in dims) and not call.kwargs else None
+    if name in ("normal", "uniform", "standard_normal", "random", "random_sample", "randint", "integers"):
+        return _sizes(call, call.kwargs["size"]) if "size" in call.kwargs else None
+    return None
+
+
+def _sizes(call: Call, value):
+    """`n` or `(n, m)` as a shape, or None."""
+    if isinstance(value, NumberValue) and isinstance(value.value, int) and not isinstance(value.value, bool):
+        return (value.value,)
+    if isinstance(value, TupleValue):
+        dims = [v.value if isinstance(v, NumberValue) and isinstance(v.value, int) else None
+                for v in (call.state.fresh(i) for i in value.items)]
+        return tuple(dims) if all(isinstance(d, int) for d in dims) else None
+    return None
+
+
+@method("ndarray", "reshape")
+def _reshape(call: Call):
+    """`a.reshape(-1, 1)`, `a.reshape((n, 1))`: NumPy's reshape, as torch's view."""
+    from autograd_lsp.analysis.semantics import shapes
+    array = call.receiver
+    given = call.args[0] if len(call.args) == 1 and isinstance(call.args[0], TupleValue) else None
+    items = given.items if given is not None else call.args
+    sizes = [v.value if isinstance(v, NumberValue) and isinstance(v.value, int) else None
+             for v in (call.state.fresh(i) for i in items)]
+    shape = None if call.starred or call.kwargs or not sizes else shapes.view(array.shape, sizes)
+    return NdArray(shape, dtype=array.dtype)
+
+
+def array_attribute(array: NdArray, name: str):
+    """`a.shape` (a tuple of ints when known) and `a.T`; None for any other."""
+    if name == "shape" and array.shape is not None:
+        return TupleValue(tuple(NumberValue("int", d) if isinstance(d, int) else NumberValue("int")
+                                for d in array.shape))
+    if name == "T":
+        return NdArray(tuple(reversed(array.shape)) if array.shape is not None else None, dtype=array.dtype)
+    return None
 
 
 def _literal_dtype(state, value) -> str | None:
@@ -162,9 +226,11 @@ def array_arithmetic(op: str, left, right):
             or not all(isinstance(v, (NdArray, NumberValue)) for v in (left, right)):
         # (With a tensor, or what may be one, torch's operators decide.)
         return None
+    from autograd_lsp.analysis.semantics import shapes
     array = left if isinstance(left, NdArray) else right
     other = right if array is left else left
-    shape = array.shape if isinstance(other, NumberValue) else None
+    shape = array.shape if isinstance(other, NumberValue) else \
+        shapes.broadcast(array.shape, other.shape) if array.shape is not None and other.shape is not None else None
     return NdArray(shape, dtype=_promoted(op, array.dtype, other))
 
 
@@ -360,6 +426,26 @@ def _collections(call: Call):
     return containers.new_dict(call, {}, False)
 
 
+@function("collections.deque")
+def _deque(call: Call):
+    """A deque is a list to the analysis (a replay memory: `append`, then
+    `random.sample`). With `maxlen`, old items fall out: which ones are in it is
+    not known, only what each one is."""
+    from autograd_lsp.analysis.semantics import containers
+    from autograd_lsp.analysis.semantics.builtins import iterate
+    given = call.arg(0, "iterable", None)
+    bounded = call.given(1, "maxlen") and call.arg(1, "maxlen") is not NONE
+    if given is None and not bounded:
+        return containers.new_list(call, [])
+    inner = iterate(call, given) if given is not None else None
+    if inner is not None and inner.elements is not None and not bounded:
+        return containers.new_list(call, inner.elements)
+    ref = containers.new_list(call, None, item=inner.element if inner is not None else UNKNOWN,
+                              nonempty=inner.nonempty if inner is not None else False)
+    call.state.set_attr(ref, "bounded", True)
+    return ref
+
+
 def _math_family(qualname: str):
     if qualname in ("math.pi", "math.e", "math.inf", "math.tau"):
         return None
@@ -387,7 +473,8 @@ def _random_family(qualname: str):
         return lambda call: NumberValue("float")
     if name in _RANDOM_INTS:
         return lambda call: NumberValue("int")
-    return {"choice": _random_choice, "shuffle": _random_shuffle, "seed": lambda call: NONE}.get(name)
+    return {"choice": _random_choice, "shuffle": _random_shuffle, "sample": _random_sample,
+            "seed": lambda call: NONE}.get(name)
 
 
 def _random_choice(call: Call):
@@ -398,6 +485,24 @@ def _random_choice(call: Call):
     if isinstance(sequence, ObjectRef) and sequence.kind == "list":
         return containers.item_of(call.state, sequence)
     return UNKNOWN
+
+
+def _random_sample(call: Call):
+    """`random.sample(memory, k)`: a new list of items of the population."""
+    from autograd_lsp.analysis.semantics import containers
+    population = call.arg(0, "population")
+    if isinstance(population, TupleValue):
+        item = join_all(population.items) if population.items else UNKNOWN
+    elif isinstance(population, ObjectRef) and population.kind == "list":
+        item = containers.item_of(call.state, population)
+    else:
+        return UNKNOWN
+    from autograd_lsp.analysis.semantics.builtins import MAX_SIZED_LIST
+    k = call.number(1, "k")
+    if isinstance(k, int) and 0 <= k <= MAX_SIZED_LIST:
+        # (As many as asked for, or it raises.)
+        return containers.new_list(call, [item] * k)
+    return containers.new_list(call, None, item=item)
 
 
 def _random_shuffle(call: Call):

@@ -805,7 +805,9 @@ def _from_numpy(call: Call):
     from autograd_lsp.analysis.semantics.external import NdArray
     array = call.arg(0)
     dtype = array.dtype if isinstance(array, NdArray) else None
-    return new_tensor(call, False, True, dtype=dtype, reason="never", device="cpu", ignore_no_grad=True)
+    shape = array.shape if isinstance(array, NdArray) else None
+    return new_tensor(call, False, True, dtype=dtype, shape=shape, reason="never", device="cpu",
+                      ignore_no_grad=True)
 
 
 # -- torch functions ----------------------------------------------------------------------------------
@@ -1315,6 +1317,27 @@ def _elementwise_pair(call: Call):
     dtype = t.dtype if not isinstance(other, TensorFacts) or other.dtype == t.dtype else None
     return derived(call, call.method, [t, other], shape=shape, dtype=dtype,
                    grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(f"torch.{call.method}"))
+
+
+# Decompositions that return several tensors, each differentiable through the input
+# (`torch.linalg.eigh(phi.T @ phi)` in a diversity loss), with the names torch gives them.
+_DECOMPOSITIONS = {
+    "torch.linalg.eigh": ("eigenvalues", "eigenvectors"),
+    "torch.linalg.svd": ("U", "S", "Vh"),
+    "torch.svd": ("U", "S", "V"),
+    "torch.linalg.qr": ("Q", "R"),
+    "torch.qr": ("Q", "R"),
+}
+
+
+@function(*_DECOMPOSITIONS)
+def _decomposition(call: Call):
+    source = call.arg(0, "A")
+    if not isinstance(source, TensorFacts):
+        return UNKNOWN
+    names = _DECOMPOSITIONS[call.qualname]
+    return TupleValue(tuple(derived(call, call.qualname, [source], shape=None, dtype=source.dtype, part=i)
+                            for i in range(len(names))), names)
 
 
 @function("torch.meshgrid")
