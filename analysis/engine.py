@@ -35,6 +35,7 @@ from autograd_lsp.analysis.suppression import is_suppressed
 from autograd_lsp.analysis.trace import CallSite, Context, Trace
 from autograd_lsp.analysis.source import SourceText
 from autograd_lsp.analysis.walker import ALONE_BUDGET, Frame, ModuleContext, Walker, alone_budget
+from autograd_lsp.analysis.workspace import project_imports
 from autograd_lsp.analysis.tree import nodes
 
 class AnalysisStopped(Exception):
@@ -283,7 +284,7 @@ class Analyzer:
                         continue
                     self._check_stop()
                     if relevance is None:
-                        relevance = Relevance(parts, self._project_imports(parts, path), self._relevance)
+                        relevance = Relevance(parts, self._project_imports(parts, path, state), self._relevance)
                         self._relevance = relevance
                     if relevance.may_matter(function.node, owner.node if owner else None):
                         sharing += 1
@@ -319,20 +320,15 @@ class Analyzer:
         self._alone_cache = kept
         return segments
 
-    def _project_imports(self, parts: list, path) -> set:
-        """Names bound by imports of the project's own modules (their code may matter)."""
-        names = set()
-        for part in parts:
-            for node in part.tree.body:
-                if isinstance(node, ast.ImportFrom):
-                    if node.level or (self.workspace is not None and node.module and
-                                      self.workspace.module_path(node.module, 0, path) is not None):
-                        names.update(a.asname or a.name for a in node.names)
-                elif isinstance(node, ast.Import) and self.workspace is not None:
-                    for alias in node.names:
-                        if self.workspace.module_path(alias.name, 0, path) is not None:
-                            names.add(alias.asname or alias.name.split(".")[0])
-        return names
+    def _project_imports(self, parts: list, path, state: State) -> set:
+        """Names bound by imports of the project's own modules whose code may matter:
+        all of them, less the functions and classes of modules the workspace ran
+        whose definitions touch nothing a rule reads."""
+        names = project_imports(self.workspace, [part.tree for part in parts], path)
+        if self.workspace is None:
+            return names
+        bound = state.names
+        return {name for name in names if name not in bound or self.workspace.may_matter(bound[name])}
 
     def _deferred_facts(self, node) -> dict:
         """The facts of names in a function whose run on its own was skipped (nothing

@@ -55,6 +55,8 @@ class Workspace:
         self._paths: dict = {}           # (name, level, importing folder) -> module_path
         self._trees: dict = {}           # path -> (text, [(chunk index, chunk text, tree)]) of modules run
         self._chunk_trees: dict = {}     # (path, chunk text) -> its tree, for every chunk in `_trees`
+        self._run_parts: dict = {}       # path -> the parsed chunks of its last run
+        self._relevances: dict = {}      # path -> Relevance of its definitions (None while computed)
 
     # -- finding modules ------------------------------------------------------------------
 
@@ -205,7 +207,45 @@ class Workspace:
         for key in [key for key in self._modules if key[0] in stale]:
             del self._modules[key]
         self._forget_trees(path)
+        self._relevances.clear()
         return stale
+
+    # -- what calling the project's code may do -------------------------------------------------
+
+    def may_matter(self, value) -> bool:
+        """Whether calling `value`, a name the analysed file imported from the project,
+        may run anything a rule reads (analysis/relevance.py): False only for a
+        function or class of a module this workspace ran whose definitions do not
+        (a layer, a metric, a config helper). Unknown values may."""
+        from autograd_lsp.analysis.facts import ClassValue, FunctionValue
+        if isinstance(value, ModuleNamespace):
+            return any(self.may_matter(v) for _, v in value.names if _callable_code(v))
+        if not isinstance(value, (FunctionValue, ClassValue)):
+            return True
+        key = getattr(value.source, "key", None)
+        path = key[0] if isinstance(key, tuple) and key and isinstance(key[0], str) else None
+        relevance = self._relevance_of(path) if path is not None else None
+        if relevance is None:
+            return True
+        return relevance.may_matter(value.node)
+
+    def _relevance_of(self, path: str):
+        """The Relevance of a module's definitions, the names it imports from the
+        project weighed the same way (a module met again while its own is computed,
+        in an import cycle, is taken to matter: None)."""
+        from autograd_lsp.analysis.relevance import Relevance
+        if path in self._relevances:
+            return self._relevances[path]
+        parts = self._run_parts.get(path)
+        namespace = next((m.namespace for (p, _), m in self._modules.items() if p == path and m.namespace), None)
+        if parts is None or namespace is None:
+            return None
+        self._relevances[path] = None
+        bound = dict(namespace.names)
+        imported = {name for name in project_imports(self, [p.tree for p in parts], path)
+                    if name not in bound or self.may_matter(bound[name])}
+        relevance = self._relevances[path] = Relevance(parts, imported)
+        return relevance
 
     # -- reading one module ---------------------------------------------------------------------
 
@@ -255,8 +295,10 @@ class Workspace:
         state = State()
         names = state.names
         ctx = Context(no_grad=False)
+        parts = []
         for index, chunk_text, tree in self._parsed(path, text):
             part = ParsedChunk(chunk_text, tree, (path, hash(chunk_text), index))
+            parts.append(part)
             part.module_names = state.names
             frame = Frame(None, part, None, prefix=part.key, module=context)
             try:
@@ -265,6 +307,7 @@ class Workspace:
                 break
             state.reachable = True
             names = state.names
+        self._run_parts[path] = parts
         exported = tuple((k, v) for k, v in names.items() if not k.startswith("__"))
         # Every importer takes these objects (walker._reach_module_objects): one flat
         # layer is read without copying.
@@ -276,6 +319,29 @@ class Workspace:
             if part.key[0] == path:
                 part.module_names = names
         return ModuleNamespace(path, exported, state), imports
+
+
+def project_imports(workspace, trees, path) -> set:
+    """Names bound by imports of the project's own modules in these module trees."""
+    names = set()
+    for tree in trees:
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom):
+                if node.level or (workspace is not None and node.module and
+                                  workspace.module_path(node.module, 0, path) is not None):
+                    names.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Import) and workspace is not None:
+                for alias in node.names:
+                    if workspace.module_path(alias.name, 0, path) is not None:
+                        names.add(alias.asname or alias.name.split(".")[0])
+    return names
+
+
+def _callable_code(value) -> bool:
+    """A value of a module's namespace whose call may run code: anything but plain
+    data and the names of libraries."""
+    from autograd_lsp.analysis.facts import ExternalName, NoneValue, NumberValue, StrValue, TorchName
+    return not isinstance(value, (NumberValue, StrValue, NoneValue, TorchName, ExternalName))
 
 
 def _parse_chunks(text: str) -> list:

@@ -274,3 +274,40 @@ def test_a_run_on_its_own_spends_a_share_of_its_budget_in_other_modules(monkeypa
     assert check(Files(dict(files)), "train.py", alone)[0] == []
     monkeypatch.setattr(walker, "PROJECT_SHARE", 1)
     assert check(Files(dict(files)), "train.py", alone)[0] == [("AG101", 6)]
+
+
+def test_a_call_into_the_project_matters_only_when_the_code_called_may():
+    """A function that calls a project helper runs on its own only when that
+    helper (followed through its own module's calls and imports) may hold a
+    finding: a metric does not, a training step does."""
+    files = Files({
+        "metrics.py": "def accuracy(out, y):\n    return (out.argmax(1) == y).float().mean()\n",
+        "steps.py": ("from metrics import accuracy\n"
+                     "def train_step(model, opt, x, y):\n"
+                     "    loss = model(x).sum()\n"
+                     "    loss.backward()\n"
+                     "    opt.step()\n"
+                     "    return accuracy(model(x), y)\n"),
+        "report.py": "from steps import train_step\ndef run(*args):\n    return train_step(*args)\n",
+    })
+    text = ("import torch\nfrom metrics import accuracy\n"
+            "import report\n"
+            "def score(out, y):\n"
+            "    return accuracy(out, y)\n"
+            "def fit(*args):\n"
+            "    return report.run(*args)\n")
+    ran = []
+    analyzer2 = Analyzer(workspace=Workspace(ROOT, files.read))
+    original = analyzer2._run_alone
+
+    def recording(function, *args, **kwargs):
+        ran.append(function.node.name)
+        return original(function, *args, **kwargs)
+
+    analyzer2._run_alone = recording
+    analyzer2.analyze(text, path=os.path.join(ROOT, "train.py"))
+    assert ran == ["fit"]
+    analyzer2.run_everything = True
+    ran.clear()
+    analyzer2.analyze(text + "\n", path=os.path.join(ROOT, "train.py"))
+    assert sorted(ran) == ["fit", "score"]
