@@ -66,7 +66,7 @@ class NonleafToOptimizer(Rule):
             "    {'params': net.parameters(), 'lr': 1e-3},\n"
             "    {'params': temperature, 'lr': 0.1},\n"
             "])\n",
-            Raises("ValueError", RUNTIME), line=7, column=16),
+            Raises("ValueError", RUNTIME), line=5, column=7),
         # Whichever device is picked, the cast to float64 makes a new tensor.
         Example(
             "import torch\n"
@@ -146,9 +146,14 @@ class NonleafToOptimizer(Rule):
                              (Edit("replace", origin, rewritten, made),)),)
         arg = event.arg_node("params", 0)
         element = _element_of(arg)
-        name = code_of(element) if element is not None else source_of(arg, event) if arg is not None else "params"
-        return Report(element if element is not None else event.node,
-                      self.text("message", locale, name=name, op=op), fixes, event)
+        named = element
+        while isinstance(named, (ast.List, ast.Tuple)) and len(named.elts) == 1:
+            named = named.elts[0]            # a group's `"params": [latents]` names `latents`
+        name = code_of(named) if named is not None else source_of(arg, event) if arg is not None else "params"
+        # At the element when it is on the line the optimizer is made on; a call over
+        # several lines (param groups) is reported where it starts, where torch raises.
+        at = element if element is not None and element.lineno == event.node.lineno else event.node
+        return Report(at, self.text("message", locale, name=name, op=op), fixes, event)
 
 
 def _element_of(arg):
