@@ -201,6 +201,10 @@ class Analyzer:
         # Whether the facts of each name are kept for hovers (`last.seen`); a caller
         # that never asks (the command line) saves their cost.
         self.keeps_facts = True
+        # Whether runs are kept for the next analysis of an edited text (an editor's);
+        # a caller that analyses each text once (the command line) saves the digests
+        # of what each run reads.
+        self.reuses_runs = True
         # Paths of the project's modules the last analysis read.
         self.dependencies: set = set()
         # The last run of the module's code, and the runs of functions on their own,
@@ -268,7 +272,7 @@ class Analyzer:
         segment whose findings depend on nothing else, kept while its inputs stay the same."""
         module, state, followed = self._module_segment(parts, path, locale, mentions_backward)
         context = self._module_context(path)
-        reuse = _GlobalsDigests(state, self._globals_digests)
+        reuse = _GlobalsDigests(state, self._globals_digests) if self.reuses_runs else None
         self._globals_digests = reuse
         relevance = None
         self._deferred = {}
@@ -293,7 +297,7 @@ class Analyzer:
                         self._deferred[function.node] = (function, owner, part, state, context,
                                                          locale, mentions_backward)
                         continue
-                    key = (function, owner, locale, reuse.digest(function, part, owner))
+                    key = (function, owner, locale, reuse.digest(function, part, owner) if reuse else None)
                     runs.append((function, owner, part, key))
         budget = alone_budget(sharing)
         segments = [module]
@@ -308,7 +312,7 @@ class Analyzer:
                 continue
             self._check_stop()
             key = key + (budget,)
-            segment = self._alone_cache.get(key)
+            segment = self._alone_cache.get(key) if self.reuses_runs else None
             if segment is None:
                 if owner is not None and owner not in instances:
                     instances[owner] = self._instance(owner, part, state, context, budget)
@@ -537,9 +541,14 @@ class Analyzer:
                 # and so must a second chunk of the same text in this document.)
                 tree = self.workspace.tree_of(path, chunk.text) \
                     if self.workspace is not None and path is not None and occurrence == 0 else None
+                summaries = None
                 if tree is None:
                     tree = call_with_room(shape, ast.parse, chunk.text)
+                else:
+                    summaries = self.workspace.summaries_of(path, chunk.text)
             part = ParsedChunk(chunk.text, tree, ident, shape=shape)
+            if summaries is not None:
+                part.relevance_summaries = summaries
         except SyntaxError as exc:
             part = ParsedChunk(chunk.text, None, ident, _syntax_message(exc), exc.lineno or 1,
                                max((exc.offset or 1) - 1, 0))

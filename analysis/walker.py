@@ -38,10 +38,6 @@ from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrR
 from autograd_lsp.analysis.tree import nodes
 
 MAX_DEPTH = 8
-# How many runs of one function may be under way at once. A registry's
-# `build(cfg)` makes a model whose `__init__` builds its parts with `build` again;
-# true recursion stops at this depth, unknown below it.
-MAX_REENTRY = 3
 # Elements a loop over a known collection is unrolled for (one pass each).
 UNROLL_LIMIT = 16
 # Steps one run may take before calls are no longer followed (the calls after that
@@ -1243,8 +1239,8 @@ class Walker:
         # call (an `Accelerator()` whose `__init__` reaches half the library) would
         # otherwise spend the whole run's budget before the check at its entry.
         project_spent = self.project_steps + (now - self._project_call_start if in_project else 0)
-        if depth > MAX_DEPTH or self._active.count(function) >= MAX_REENTRY or now > self.budget \
-                or function.node is None \
+        if depth > MAX_DEPTH or (function in self._active and not self._reentered_by_a_constructor(function)) \
+                or now > self.budget or function.node is None \
                 or ((enters_project or in_project) and project_spent > self.project_budget):
             py.havoc(Call(node, args, kwargs, state, ctx, self, caller))
             return UNKNOWN, False
@@ -1271,6 +1267,15 @@ class Walker:
             if enters_project:
                 self._project_call_start = None
                 self.project_steps += self.steps + state.work[0] - now
+
+    def _reentered_by_a_constructor(self, function) -> bool:
+        """Whether `function`, already running, may run once more: a registry's
+        `build(cfg)` makes a model whose `__init__` builds its parts with `build`
+        again. Recursion of any other kind is not followed (unknown below it)."""
+        if self._active.count(function) > 1:
+            return False
+        since = self._active[len(self._active) - 1 - self._active[::-1].index(function) + 1:]
+        return any(getattr(f.node, "name", None) == "__init__" for f in since)
 
     def _invoke(self, function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth):
         source = function.source

@@ -266,7 +266,17 @@ class Workspace:
         (a module imported, then checked itself: the CLI would parse it twice)."""
         return self._chunk_trees.get((os.path.abspath(path), chunk_text))
 
+    def summaries_of(self, path: str, chunk_text: str):
+        """The relevance summaries kept with a chunk of the module at `path` when this
+        workspace ran it (`tree_of` gives its tree: what is read from that tree holds
+        for the file's own check too), or None."""
+        for part in self._run_parts.get(os.path.abspath(path), ()):
+            if part.text == chunk_text:
+                return part.relevance_summaries
+        return None
+
     def _forget_trees(self, path: str) -> None:
+        self._run_parts.pop(path, None)
         old = self._trees.pop(path, None)
         if old is not None:
             for _, chunk_text, _ in old[1]:
@@ -296,8 +306,11 @@ class Workspace:
         names = state.names
         ctx = Context(no_grad=False)
         parts = []
+        # (What is read from a tree holds for every run of it: kept across import depths.)
+        summaries = {part.text: part.relevance_summaries for part in self._run_parts.get(path, ())}
         for index, chunk_text, tree in self._parsed(path, text):
             part = ParsedChunk(chunk_text, tree, (path, hash(chunk_text), index))
+            part.relevance_summaries = summaries.get(chunk_text, part.relevance_summaries)
             parts.append(part)
             part.module_names = state.names
             frame = Frame(None, part, None, prefix=part.key, module=context)

@@ -229,6 +229,7 @@ def _analyzer(path: Path | None) -> Analyzer:
     for hovers (nothing here asks for them)."""
     analyzer = Analyzer(workspace=workspace_for(path)) if path is not None else Analyzer()
     analyzer.keeps_facts = False
+    analyzer.reuses_runs = False
     return analyzer
 
 
