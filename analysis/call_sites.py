@@ -42,6 +42,26 @@ def reported_at_call(rule, report: Report, locale: str) -> Report | None:
     return Report(site.node, called_here(function.node.name, report.message, locale), (), at=site)
 
 
+def call_toward(event, beside) -> CallSite | None:
+    """The followed call, written in the function run that `beside` happens in,
+    through which `event` happened (a helper called beside a backward that changes
+    what it saved, clears its gradients, or backwards for its step); None when
+    `event` happens in that run itself or not inside it."""
+    calls, outer = event.ctx.calls, beside.ctx.calls
+    if len(calls) <= len(outer) or calls[:len(outer)] != outer:
+        return None
+    site = calls[len(outer)]
+    if not isinstance(site, CallSite) or not isinstance(getattr(site.function, "node", None),
+                                                         (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    return site
+
+
+def said_at_call(site: CallSite, message: str, locale: str) -> Report:
+    """`message`, about code inside the function `site` calls, said at that call."""
+    return Report(site.node, called_here(site.function.node.name, message, locale), (), at=site)
+
+
 def called_here(name: str, message: str, locale: str) -> str:
     """`message`, about code inside the function `name`, said at a call of it."""
     template = _CALLED_HERE.get(locale) or _CALLED_HERE["en"]

@@ -184,3 +184,39 @@ def test_a_helper_that_clears_before_it_steps_is_said_at_its_call_too():
     found = [(f.name, f.line, f.message) for f in findings(CLEAR_THEN_STEP)]
     assert [(name, line) for name, line, _ in found] == [("zero-grad-order", 9), ("zero-grad-order", 15)]
     assert found[1][2].startswith("in `update`, called here: ")
+
+
+# A model whose step method calls a helper that backwards, and clears nothing:
+# said at the backward and at the helper's call beside the step.
+BACKWARD_HELPER = '''import torch
+import torch.nn as nn
+
+class Model:
+    def __init__(self):
+        self.net = nn.Linear(3, 1)
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=0.01)
+        self.norms = []
+
+    def backward_net(self, x):
+        self.net(x).pow(2).mean().backward()
+
+    def optimize(self, x):
+        self.backward_net(x)
+        self.norms.append(self.net.weight.grad.norm().item())
+        self.opt.step()
+
+model = Model()
+x = torch.randn(4, 3)
+for it in range(4):
+    model.optimize(x)
+'''
+
+
+def test_a_backward_helper_called_beside_the_step_is_said_at_that_call():
+    namespace: dict = {}
+    exec(compile(BACKWARD_HELPER, "case.py", "exec"), namespace)
+    norms = namespace["model"].norms
+    assert norms[-1] > 3 * norms[0]
+    found = [(f.name, f.line, f.message) for f in findings(BACKWARD_HELPER)]
+    assert [(name, line) for name, line, _ in found] == [("missing-zero-grad", 11), ("missing-zero-grad", 14)]
+    assert found[1][2].startswith("in `backward_net`, called here: ")

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import ast
 
-from autograd_lsp.analysis.call_sites import called_here
+from autograd_lsp.analysis.call_sites import call_toward, said_at_call
 from autograd_lsp.analysis.facts import ObjectRef, TensorFacts
 from autograd_lsp.analysis.rule import Example, Raises, Report, Rule
 from autograd_lsp.analysis.rulekit import backward_target, source_of, target_node
-from autograd_lsp.analysis.trace import CallSite, InplaceEvent
+from autograd_lsp.analysis.trace import InplaceEvent
 
 
 RUNTIME = "one of the variables needed for gradient computation has been modified by an inplace operation"
@@ -354,11 +354,11 @@ class InplaceSavedTensor(Rule):
                 elif change is not None:
                     message = self.text("inplace", locale, name=source_of(_changed(change), change))
                     yield Report(node, message, (), change)
-                    site = _call_that_changes(change, event)
+                    site = call_toward(change, event)
                     if site is not None:
                         # `model.reset_noise()` between the forward and the backward:
                         # the helper is right, calling it there is not.
-                        yield Report(site.node, called_here(site.function.node.name, message, locale), (), site)
+                        yield said_at_call(site, message, locale)
                 elif node in steps:
                     step = steps[node]
                     yield Report(event.node, self.text(
@@ -369,23 +369,6 @@ class InplaceSavedTensor(Rule):
                 yield Report(at.node, self.text("module", locale), (), at)
             if by_layer and not any(made):
                 yield Report(event.node, self.text("module", locale), (), event)
-
-
-def _call_that_changes(change, backward):
-    """The followed call, written beside the backward (in the function it runs in),
-    inside which the in-place change happens; None when the change is written there."""
-    shared = 0
-    for mine, theirs in zip(change.ctx.calls, backward.ctx.calls):
-        if mine is not theirs:
-            break
-        shared += 1
-    if shared != len(backward.ctx.calls) or len(change.ctx.calls) <= shared:
-        return None
-    site = change.ctx.calls[shared]
-    if not isinstance(site, CallSite) or not isinstance(getattr(site.function, "node", None),
-                                                         (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    return site
 
 
 def _changed(event):

@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import GradAttr, MethodOf, ObjectRef, TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from autograd_lsp.analysis.call_sites import called_here
+from autograd_lsp.analysis.call_sites import call_toward, called_here, said_at_call
 from autograd_lsp.analysis.rulekit import operand_text, receiver_text, sole_statement, source_of
 from autograd_lsp.analysis.trace import (AttrAssignEvent, AttrReadEvent, BareExpressionEvent, CallEvent, CallSite,
                                        is_backward)
@@ -750,7 +750,9 @@ class MissingZeroGrad(Rule):
             reported.add(loop)
             report = self._report(trace, loop, event, events, locale)
             yield report
-            again = _at_the_loops_call(report, loop, locale)
+            # Said once more: beside the step when a helper of the step's function
+            # backwards, else at the loop's call of the helper that does both.
+            again = _beside_the_step(report, event, locale) or _at_the_loops_call(report, loop, locale)
             if again is not None:
                 yield again
         yield from self._opaque_optimizers(trace, reported, locale)
@@ -978,6 +980,17 @@ def _at_the_loops_call(report: Report, loop, locale: str) -> Report | None:
     if call is None or name is None or call.node is report.node:
         return None
     return Report(call.node, called_here(name, report.message, locale), (), call)
+
+
+def _beside_the_step(report: Report, consumer, locale: str) -> Report | None:
+    """A backward in a helper that the step's own function calls (`self.backward_D()`
+    then `self.opt_D.step()`), said again at that call: the clearing belongs before
+    it, beside the step."""
+    at = report.at
+    if not isinstance(at, CallEvent) or not is_backward(at) or not isinstance(consumer, CallEvent):
+        return None
+    site = call_toward(at, consumer)
+    return said_at_call(site, report.message, locale) if site is not None else None
 
 
 def _call_site_in(event, loop):

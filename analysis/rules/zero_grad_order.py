@@ -8,8 +8,8 @@ import ast
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
 from autograd_lsp.analysis.rulekit import sole_statement, source_of
 from autograd_lsp.analysis.facts import TensorFacts
-from autograd_lsp.analysis.call_sites import called_here
-from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent, CallSite, Decided, Invariant, is_backward
+from autograd_lsp.analysis.call_sites import call_toward, said_at_call
+from autograd_lsp.analysis.trace import AttrReadEvent, CallEvent, Decided, Invariant, is_backward
 
 
 # A model, its weights before training and its optimizer (`before` shows whether it moved).
@@ -483,14 +483,8 @@ def _at_callers_line(zero: CallEvent, step: CallEvent, message: str, locale: str
     """A clear made in a helper (`self.reset_grad()` between the backward and the
     step) reported at the call of that helper in the step's function, where the
     order is wrong; None when the clear is in the step's own function."""
-    calls, outer = zero.ctx.calls, step.ctx.calls
-    if len(calls) <= len(outer) or calls[:len(outer)] != outer:
-        return None
-    site = calls[len(outer)]
-    if not isinstance(site, CallSite):
-        return None
-    name = getattr(getattr(site.function, "node", None), "name", None)
-    return Report(site.node, called_here(name, message, locale) if name else message, (), site)
+    site = call_toward(zero, step)
+    return said_at_call(site, message, locale) if site is not None else None
 
 
 def _body_loop(ctx) -> tuple:
