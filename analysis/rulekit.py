@@ -184,7 +184,8 @@ def short(text: str, limit: int = 40) -> str:
 
 def dim_text(d) -> str:
     if isinstance(d, Sym):
-        return str(d.first) if d.first is not None else d.label
+        # (A label may carry what tells it apart after a `#`: the mask of `x[mask]`.)
+        return str(d.first) if d.first is not None else d.label.split("#")[0]
     return "?" if d is None else str(d)
 
 

@@ -159,6 +159,23 @@ class NonscalarBackward(Rule):
     }
 
     bad = (
+        # A detector's box loss, unreduced, over the anchors a mask picks (as many as
+        # the mask holds True: whatever their count, not one number), summed with the
+        # class loss; the box targets come from a helper of unknown shape.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "head = nn.Linear(8, 6 * 4)\n"
+            "def encode(boxes):\n"
+            "    return boxes.log1p()\n"
+            "deltas = head(torch.randn(2, 8)).view(-1, 6, 4)\n"
+            "fg = torch.tensor([[1, 0, 1, 0, 0, 1], [0, 1, 1, 0, 0, 0]]) > 0\n"
+            "targets = encode(torch.rand(2, 6, 4))\n"
+            "loss_box = nn.SmoothL1Loss(reduction='none')(deltas[fg], targets[fg])\n"
+            "loss = F.mse_loss(deltas, torch.zeros(2, 6, 4)) + loss_box\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=12),
         # A per-sample loss over a transformer encoder's pooled output.
         Example(
             "import torch\n"

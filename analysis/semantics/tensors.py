@@ -382,7 +382,16 @@ def _index_shape(call: Call, shape, slice_node, index):
             continue
         if isinstance(value, TensorFacts):
             if value.dtype == "bool":
-                return None
+                # `x[mask]`: the mask's dimensions become one, of as many as it holds
+                # True (one count per mask: two selections by it are alike).
+                k = len(value.shape) if value.shape is not None else None
+                if k is None or k == 0 or dim + k > len(shape) or any(
+                        isinstance(a, int) and isinstance(b, int) and a != b
+                        for a, b in zip(value.shape, shape[dim:dim + k])):
+                    return None
+                out.append(Sym(f"N#{hash(value.tid) & 0xFFFFFFFFFFFF:x}"))
+                dim += k
+                continue
             if value.shape is None:
                 return None
             out.extend(value.shape)
