@@ -74,6 +74,25 @@ class IntRequiresGrad(Rule):
     }
 
     bad = (
+        # A loader's collate_fn asks for input gradients (for attribution) on the
+        # categorical ids too: the first batch raises.
+        Example(
+            "import torch\n"
+            "from torch.utils.data import DataLoader\n"
+            "def make_rows(n):\n"
+            "    rows = []\n"
+            "    for i in range(n):\n"
+            "        rows.append({'ids': [i % 5, i % 3], 'dense': [0.5 * i]})\n"
+            "    return rows\n"
+            "def collate(batch):\n"
+            "    ids = torch.tensor([r['ids'] for r in batch], requires_grad=True)\n"
+            "    dense = torch.tensor([r['dense'] for r in batch], requires_grad=True)\n"
+            "    return ids, dense\n"
+            "loader = DataLoader(make_rows(64), batch_size=4, collate_fn=collate)\n"
+            "for ids, dense in loader:\n"
+            "    print(ids.shape, dense.shape)\n",
+            Raises("RuntimeError", "Only Tensors of floating point and complex dtype can require gradients"),
+            line=9),
         Example(
             "import torch\n"
             "t = torch.tensor([1, 2, 3], requires_grad=True)\n",

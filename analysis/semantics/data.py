@@ -43,7 +43,11 @@ def _data_loader(call: Call):
         else None
     no_batching = batch_size is NONE
     item, length = dataset_facts(call, dataset)
-    batch = item if no_batching else collate(call, item, shapes.batch_of(size, length), 0)
+    collate_fn = call.kwargs.get("collate_fn", NONE)
+    if collate_fn is not NONE:
+        batch = _user_collate(call, collate_fn, item, no_batching)
+    else:
+        batch = item if no_batching else collate(call, item, shapes.batch_of(size, length), 0)
     ref = ObjectRef(call.new_id(), "loader", "torch.utils.data.DataLoader")
     call.state.new_object(ref, {"batch": batch, "dataset": dataset,
                                 "batch_size": NumberValue("int", size)})
@@ -73,6 +77,20 @@ def _subset(call: Call):
     ref = ObjectRef(call.new_id(), "dataset", "torch.utils.data.Subset")
     call.state.new_object(ref, {"item": item, "length": NumberValue("int")})
     return ref
+
+
+def _user_collate(call: Call, collate_fn, item, no_batching: bool):
+    """A batch made by the loader's `collate_fn`: a function of the analysed code is
+    run once, given a list of items (one item without batching); anything else
+    makes a batch not known."""
+    from autograd_lsp.analysis.facts import BoundMethod, FunctionValue, Partial
+    from autograd_lsp.analysis.semantics import containers
+    if not isinstance(collate_fn, (FunctionValue, BoundMethod, Partial)):
+        return UNKNOWN
+    given = item if no_batching else containers.new_list(call, None, item=item, nonempty=True)
+    inner = Call(call.node, [given], {}, call.state, call.ctx, call.walker, call.frame)
+    value, _ = call.walker.apply(collate_fn, inner)
+    return call.state.fresh(value)
 
 
 def dataset_facts(call: Call, dataset):
