@@ -236,6 +236,20 @@ class Walker:
     def float_dtype(self):
         return None if self.changes_default_dtype else "float32"
 
+    def _note_module_method(self, ref, call: Call, value) -> None:
+        """`model.propagate()`, `model.encode(x)`: a method of a module that returns a
+        tensor with a graph is a forward pass for the rules, in the mode the module is in."""
+        from autograd_lsp.analysis.semantics import nn
+        outputs = value.items if isinstance(value, TupleValue) else (value,)
+        if not any(isinstance(v, TensorFacts) and v.requires_grad is True and v.saved_nodes
+                   for v in (call.state.fresh(o) for o in outputs)):
+            return
+        params, _ = nn.parameters_of(call.state, ref)
+        call.extra["module"] = ref
+        call.extra["training"] = truth(call.state.attr(ref, "training"))
+        call.extra["trainable"] = any(p.requires_grad is True for p in params)
+        call.extra["params"] = frozenset(p.tid for p in params if isinstance(p, TensorFacts))
+
     def call_module(self, ref, call: Call):
         """`model(x)`: what rules need to know of the module, then its forward."""
         from autograd_lsp.analysis.semantics import nn
@@ -1177,7 +1191,11 @@ class Walker:
                 # `model.forward(x)`: a forward pass like `model(x)`, without the hooks.
                 # (`super().forward(x)` runs the base class's forward, this one.)
                 return self.call_module(receiver, call)
-            return self.invoke_user(callee.function, [receiver, *call.args], call), True
+            value = self.invoke_user(callee.function, [receiver, *call.args], call)
+            if isinstance(receiver, ObjectRef) and receiver.kind == "module" \
+                    and not getattr(callee.function.node, "name", "__").startswith("__"):
+                self._note_module_method(receiver, call, value)
+            return value, True
         if isinstance(callee, FunctionValue):
             return self.invoke_user(callee, list(call.args), call), True
         if isinstance(callee, ClassValue):

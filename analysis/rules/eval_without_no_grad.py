@@ -73,6 +73,27 @@ class EvalWithoutNoGrad(Rule):
     }
 
     bad = (
+        # Graph embeddings propagated by a method of the model, not its forward,
+        # scored for every batch of users in evaluation.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Propagation(nn.Module):\n"
+            "    def __init__(self, adj):\n"
+            "        super().__init__()\n"
+            "        self.adj = adj\n"
+            "        self.emb = nn.Embedding(6, 4)\n"
+            "    def propagate(self):\n"
+            "        return (self.adj @ self.emb.weight)[:3], self.emb.weight[3:]\n"
+            "def evaluate(model):\n"
+            "    model.eval()\n"
+            "    scores = []\n"
+            "    for start in range(0, 3, 2):\n"
+            "        users, items = model.propagate()\n"
+            "        scores.append(users[start:start + 2] @ items.t())\n"
+            "    return torch.cat(scores)\n"
+            "scores = evaluate(Propagation(torch.rand(6, 6)))\n",
+            Silent("scores.grad_fn is not None", "the scores of every batch carry a graph"), line=14),
         # The EMA copy of a model (AveragedModel deep-copies it: parameters that
         # require grad of their own), evaluated without no_grad.
         Example(
@@ -383,6 +404,10 @@ class EvalWithoutNoGrad(Rule):
         torch = trace.torch_name or "torch"
         calls = trace.calls()
         seen, reported = set(), set()
+        # Calls of a model (its forward, or a method returning a graph) in eval mode:
+        # a layer they run is reported as theirs.
+        evaluated = {id(e.node) for e in calls if e.extra.get("module") is not None
+                     and e.extra.get("training") is False and e.node is not None}
         for event in calls:
             if not (event.extra.get("trainable") and event.ctx.no_grad is False):
                 continue
@@ -401,7 +426,8 @@ class EvalWithoutNoGrad(Rule):
             if key in seen:
                 continue
             seen.add(key)
-            if _inside_forward(event):
+            if _inside_forward(event) or any(id(getattr(site, "node", None)) in evaluated
+                                             for site in event.ctx.calls):
                 continue      # a layer called by a model's own forward: the model's call is reported
             if not event.ctx.loops and _backward_after(calls, event):
                 continue      # one forward outside a loop, with training still to come: it may feed it
