@@ -48,20 +48,45 @@ class HigherOrderNoCreateGraph(Rule):
         ),
     }
     messages = {
-        "en": {"message": f"`{{name}}` is a gradient computed without create_graph=True, so it has "
-                          f"no graph: differentiating it raises RuntimeError: {RUNTIME}",
+        "en": {"message": f"`{{name}}` comes from a gradient computed without create_graph=True, so it "
+                          f"has no graph: differentiating it raises RuntimeError: {RUNTIME}",
                "dead": "this gradient is taken without create_graph=True, so what is computed from "
                        "it has no graph: added to `{loss}`, it changes the loss's value but gives no "
                        "gradient, and the term trains nothing",
+               "source": f"this gradient is taken without create_graph=True: `{{name}}`, computed from it, "
+                         f"is differentiated later, which raises RuntimeError: {RUNTIME}",
                "fix": "Record the first derivative's graph: create_graph=True"},
-        "zh": {"message": f"`{{name}}` 是未使用 create_graph=True 求得的梯度，没有计算图："
+        "zh": {"message": f"`{{name}}` 来自未使用 create_graph=True 求得的梯度，没有计算图："
                           f"再次求导会抛出 RuntimeError: {RUNTIME}",
                "dead": "这个梯度求得时没有 create_graph=True，由它算出的量没有计算图：加到 `{loss}` 上，"
                        "只改变损失的数值而不产生梯度，这一项什么也训练不了",
+               "source": f"这个梯度求得时没有 create_graph=True：由它算出的 `{{name}}` 之后被求导，"
+                         f"会抛出 RuntimeError: {RUNTIME}",
                "fix": "记录一阶导数的计算图：create_graph=True"},
     }
 
     bad = (
+        # Denoising score matching: the score is the energy's gradient, taken by a
+        # helper without create_graph; the loss built from it cannot be backwarded.
+        # Said where the fix goes, the helper's autograd.grad (and where it raises).
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Sequential(nn.Linear(2, 8), nn.Softplus(), nn.Linear(8, 1))\n"
+            "opt = torch.optim.Adam(model.parameters(), lr=1e-3)\n"
+            "def energy_gradient(x):\n"
+            "    x = x.requires_grad_(True)\n"
+            "    (grad,) = torch.autograd.grad(model(x).sum(), x)\n"
+            "    return grad\n"
+            "for step in range(2):\n"
+            "    x = torch.randn(16, 2)\n"
+            "    noise = 0.3 * torch.randn_like(x)\n"
+            "    score = -energy_gradient(x + noise)\n"
+            "    loss = ((score + noise / 0.09) ** 2).sum(1).mean()\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n",
+            Raises("RuntimeError", RUNTIME), line=7),
         # TRPO's Fisher-vector product: the KL's gradients flattened into one vector
         # by parameters_to_vector, then differentiated again.
         Example(
@@ -161,7 +186,7 @@ class HigherOrderNoCreateGraph(Rule):
             target = backward_target(event)
             if target is not None and target.requires_grad is False \
                     and target.no_grad_reason == "grad_result":
-                yield self._report(calls[:index], event, locale)
+                yield from self._reports(calls[:index], event, locale)
             elif event.method == "backward" and isinstance(event.receiver, GradAttr) \
                     and event.receiver.owner.grad in ("set", "summed") and not event.node.args:
                 yield Report(event.node, self.text(
@@ -172,7 +197,9 @@ class HigherOrderNoCreateGraph(Rule):
                 yield Report(event.node, self.text(
                     "message", locale, name=source_of(target_node(event), event)), (), event)
 
-    def _report(self, earlier, event, locale: str) -> Report:
+    def _reports(self, earlier, event, locale: str):
+        """At the differentiation that raises and, when it is known, at the gradient
+        taken without create_graph=True (where the fix goes)."""
         name = source_of(target_node(event), event)
         fixes = ()
         source = _grad_call(earlier, event)
@@ -180,7 +207,9 @@ class HigherOrderNoCreateGraph(Rule):
             fixes = (FixSpec(self.text("fix", locale),
                              (Edit("replace", source.node,
                                    with_keyword(source.node, "create_graph", "True", source), source),)),)
-        return Report(event.node, self.text("message", locale, name=name), fixes, event)
+        yield Report(event.node, self.text("message", locale, name=name), fixes, event)
+        if source is not None:
+            yield Report(source.node, self.text("source", locale, name=name), fixes, source)
 
 
 def _grad_without_graph(event) -> bool:
@@ -197,9 +226,15 @@ def _grad_without_graph(event) -> bool:
 
 def _grad_call(earlier, event):
     """The autograd.grad call that produced the differentiated value: the last one
-    without create_graph before it, in the same function run."""
+    without create_graph before it, in the same function run or in a helper that run
+    called (`score = energy_gradient(model, x)`), on the same pass of its loops."""
+    depth = len(event.ctx.calls)
     for other in reversed(earlier):
-        if other.ctx.function is event.ctx.function and other.ctx.calls == event.ctx.calls \
-                and other.qualname == "torch.autograd.grad" and keyword_node(other, "create_graph") is None:
-            return other
+        if other.qualname != "torch.autograd.grad" or keyword_node(other, "create_graph") is not None:
+            continue
+        if other.ctx.calls[:depth] != event.ctx.calls or other.ctx.passes[:len(event.ctx.passes)] != event.ctx.passes:
+            continue
+        if len(other.ctx.calls) == depth and other.ctx.function is not event.ctx.function:
+            continue
+        return other
     return None
