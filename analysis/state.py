@@ -414,9 +414,10 @@ def _join_heaps(a: Layered, b: Layered, work: list) -> Layered:
             for name in x.keys() | y.keys():
                 merged[name] = _join_attribute(x.get(name, UNKNOWN), y.get(name, UNKNOWN))
             # A list (or dict) empty on one path holds nothing there: what any item is
-            # is what the other path says (`feats = []` then `feats.append(x)` in a loop).
+            # is what the other path says (`feats = []` then `feats.append(x)` in a loop;
+            # a bounded deque, whose items are not listed, empty at first).
             for empty, other in ((x, y), (y, x)):
-                if empty.get("items") == () and "item" in other:
+                if (empty.get("items") == () or empty.get("nonempty") is False) and "item" in other:
                     merged["item"] = other["item"]
                 elif empty.get("entries") == {} and "value" in other:
                     merged["value"] = other["value"]

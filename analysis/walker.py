@@ -27,7 +27,7 @@ from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName
                             ModuleNamespace, NamedTupleType, NoneValue, NumberValue, ObjectRef, Partial, StrValue,
                             TensorFacts, TorchName, TupleValue, Unknown, join, join_all, replace)
 from autograd_lsp.analysis.names import canonical
-from autograd_lsp.analysis.semantics import Call, truth
+from autograd_lsp.analysis.semantics import Call, truth, truth_in
 from autograd_lsp.analysis.semantics import builtins as py
 from autograd_lsp.analysis.semantics import containers, external, objects, tensors
 from autograd_lsp.analysis.semantics import nn as nn_ops
@@ -505,7 +505,7 @@ class Walker:
         known_so_far = invariant = True
         while True:
             test_ctx = ctx.at(current, ctx.source, ctx.no_grad)
-            known = truth(self.expr(current.test, pending, frame, test_ctx))
+            known = truth_in(pending, self.expr(current.test, pending, frame, test_ctx))
             known_so_far = known_so_far and known is not None
             invariant = invariant and known_so_far and _invariant_in_own_loops(current.test, ctx)
             inner = ctx.inside(Invariant(current) if invariant else Decided(current) if known_so_far else current)
@@ -611,7 +611,7 @@ class Walker:
             inner = replace(ctx, loops=ctx.loops + (loop,), passes=ctx.passes + (index,),
                             blocks=ctx.blocks + (loop,), clocks=ctx.clocks + (current.clock[0],))
             if test is not None:
-                known = truth(self.expr(test, current, frame, replace(inner, stmt=node)))
+                known = truth_in(current, self.expr(test, current, frame, replace(inner, stmt=node)))
                 if known is False:
                     exits.append(current)
                     break
@@ -634,7 +634,7 @@ class Walker:
         frame.loop_controls.pop()
         runs_once = iteration is not None and iteration.nonempty is True
         if test is not None:
-            runs_once = truth(self.expr(test, entry.copy(), frame, ctx)) is True
+            runs_once = truth_in(entry, self.expr(test, entry.copy(), frame, ctx)) is True
         if unrolled and exits:
             # One pass per element, in order: the loop ends where the last one does.
             completed = exits[-1]
@@ -789,7 +789,7 @@ class Walker:
         if kind is ast.Dict:
             return self.dict_display(node, state, frame, ctx)
         if kind is ast.IfExp:
-            known = truth(self.expr(node.test, state, frame, ctx))
+            known = truth_in(state, self.expr(node.test, state, frame, ctx))
             if known is True:
                 return self.expr(node.body, state, frame, ctx)
             if known is False:
@@ -945,7 +945,7 @@ class Walker:
     def unary(self, node: ast.UnaryOp, state, frame, ctx):
         operand = self.expr(node.operand, state, frame, ctx)
         if isinstance(node.op, ast.Not):
-            known = truth(operand)
+            known = truth_in(state, operand)
             return NumberValue("bool", None if known is None else not known)
         if isinstance(operand, TensorFacts):
             if isinstance(node.op, ast.USub):
@@ -1023,7 +1023,7 @@ class Walker:
             values.append(value)
             if index == len(node.values) - 1:
                 break                # the last value is the result, whatever its truth
-            known = truth(value)
+            known = truth_in(state, value)
             if known is (not is_and):
                 # short-circuit: the rest never runs
                 return value if result_known else join(value, UNKNOWN)
@@ -1090,7 +1090,7 @@ class Walker:
             self.assign(gen.target, element, gen, state, frame, inner)
             keep = True
             for cond in gen.ifs:
-                known = truth(self.expr(cond, state, frame, inner))
+                known = truth_in(state, self.expr(cond, state, frame, inner))
                 if known is False:
                     keep = False
                 elif known is None:

@@ -362,6 +362,17 @@ CASES = {
         "w = torch.randn(args.batch_size, args.hidden_size, requires_grad=not args.frozen)\n"
         "w\n",
         "w", dict(requires_grad=True, is_leaf=True, shape=(4, 5))),
+    # `if memory:` on a replay memory known to be empty takes the other branch.
+    "emptiness of a bounded deque": (
+        "from collections import deque\n"
+        "memory = deque(maxlen=8)\n"
+        "w = torch.ones(2, requires_grad=True)\n"
+        "if memory:\n"
+        "    y = w * 2\n"
+        "else:\n"
+        "    y = w.detach()\n"
+        "y\n",
+        "y", dict(requires_grad=False, is_leaf=True, shape=(2,))),
     # Data made with NumPy, as course notebooks do: its shape reaches the tensor.
     "numpy data": (
         "import numpy as np\n"

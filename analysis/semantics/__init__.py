@@ -155,6 +155,20 @@ def truth(value) -> Tri:
     return None
 
 
+def truth_in(state, value) -> Tri:
+    """`truth`, and that of a list or dict whose emptiness the state knows (a replay
+    memory tested with `if memory:`)."""
+    known = truth(value)
+    if known is not None or not isinstance(value, ObjectRef) or value.kind not in ("list", "dict"):
+        return known
+    attrs = state.attrs(value)
+    items = attrs.get("items") if value.kind == "list" else attrs.get("entries")
+    if isinstance(items, (tuple, dict)):
+        return bool(items)
+    nonempty = attrs.get("nonempty")
+    return nonempty if isinstance(nonempty, bool) else None
+
+
 def kind_of(value) -> str:
     """The receiver kind METHODS is keyed by."""
     if isinstance(value, TensorFacts):
