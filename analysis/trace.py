@@ -270,6 +270,9 @@ class AccumulateEvent:
     before: Value
     operand: Value
     slot: int | None = None
+    # The code of what is added, when it is not the assignment's right operand
+    # (`avg = 0.05 * loss + 0.95 * avg`).
+    operand_node: ast.AST | None = None
 
 
 @dataclass

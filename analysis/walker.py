@@ -335,20 +335,22 @@ class Walker:
                 if isinstance(operand, TensorFacts):
                     self.emit(AccumulateEvent(node, ctx, node.targets[0], state.fresh(before), operand, slot))
         addition = _self_addition(node)
-        decay = node.value.left if addition and isinstance(node.value.left, ast.BinOp) else None
-        outer = self._watched_node, self._watched          # a call in the value assigns too
-        self._watched_node, self._watched = decay, None
+        add, side, decay = addition if addition is not None else (None, None, None)
+        outer = self._watched_node, self._watched, self._added_node, self._added   # a call in the value assigns too
+        self._watched_node, self._watched, self._added_node, self._added = decay, None, add, None
         value = self.expr(node.value, state, frame, ctx, used=not discarded)
-        watched = self._watched
-        self._watched_node, self._watched = outer
-        if addition:
-            # `total = total + loss`, `self.total = ...`, `stats["loss"] = stats["loss"] + ...`
-            before, operand = self._last_left, self._last_operand
+        watched, added = self._watched, self._added
+        self._watched_node, self._watched, self._added_node, self._added = outer
+        if added is not None:
+            # `total = total + loss`, `self.total = ...`, `stats["loss"] = stats["loss"] + ...`,
+            # `avg = 0.05 * loss + 0.95 * avg`
+            before, operand = added if side == "left" else (added[1], added[0])
             if watched is not None:
                 # `avg = beta * avg + (1 - beta) * loss`: the total is what was decayed.
                 before = watched[1] if _same_place(node.targets[0], decay.right) else watched[0]
             if isinstance(operand, TensorFacts):
-                self.emit(AccumulateEvent(node, ctx, node.targets[0], before, operand))
+                self.emit(AccumulateEvent(node, ctx, node.targets[0], before, operand,
+                                          operand_node=add.right if side == "left" else add.left))
         for target in node.targets:
             self.assign(target, value, node.value, state, frame, ctx)
 
@@ -744,10 +746,11 @@ class Walker:
 
     # -- expressions --------------------------------------------------------------------------
 
-    # The operands of the last binary operation walked (for `total = total + loss`).
-    _last_left = _last_operand = None
-    # The operands of one BinOp node, when s_assign asks for them (a decayed total).
+    # The operands of two BinOp nodes, when s_assign asks for them: the addition of
+    # `total = total + loss` (`_added`) and the product that decays the total in a
+    # moving average (`_watched`).
     _watched_node = _watched = None
+    _added_node = _added = None
 
     def expr(self, node, state: State, frame: Frame, ctx: Context, used: bool = True):
         if node is None:
@@ -968,9 +971,10 @@ class Walker:
         value = self.expr(current, state, frame, ctx)
         for op_node in reversed(chain):
             right = self.expr(op_node.right, state, frame, ctx)
-            self._last_left, self._last_operand = value, right
             if op_node is self._watched_node:
                 self._watched = (value, right)
+            if op_node is self._added_node:
+                self._added = (value, right)
             value = self.binary(_BINARY_OPS.get(type(op_node.op)), value, right, op_node, state,
                                 frame, ctx)
         return value
@@ -1539,17 +1543,26 @@ def _is_place(node) -> bool:
     return _same_place(node, node)
 
 
-def _self_addition(assign: ast.Assign) -> bool:
+def _self_addition(assign: ast.Assign):
     """`x = x + y`, where x is a name, an attribute of one (`self.total`) or a slot with
     a constant key (`stats["loss"]`); or a moving average of y, `x = beta * x + y`
-    (`x * beta` alike): the new total holds the old one."""
+    (`x * beta`, and the total on the right, alike), possibly started on the first
+    pass (`... if step else loss`): the new total holds the old one. (the addition,
+    the side the total is on, the product that decays it or None), or None."""
     value = assign.value
+    if isinstance(value, ast.IfExp) and isinstance(value.body, ast.BinOp):
+        value = value.body
     if len(assign.targets) != 1 or not isinstance(value, ast.BinOp) or not isinstance(value.op, ast.Add):
-        return False
-    left, target = value.left, assign.targets[0]
-    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult):
-        left = left.right if _same_place(target, left.right) else left.left
-    return _same_place(target, left)
+        return None
+    target = assign.targets[0]
+    for side, part in (("left", value.left), ("right", value.right)):
+        decay = None
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Mult):
+            decay = part
+            part = part.right if _same_place(target, part.right) else part.left
+        if _same_place(target, part):
+            return value, side, decay
+    return None
 
 
 def _same_place(a, b) -> bool:

@@ -154,6 +154,21 @@ class LossAccumulation(Rule):
     }
 
     bad = (
+        # A learning-rate finder's smoothed loss: the moving average is started from
+        # the first loss and updated with each tensor loss, chaining every graph.
+        Example(
+            _TUTORIAL_HEAD +
+            "history = []\n"
+            "avg = 0.0\n"
+            "for it in range(4):\n"
+            "    optimizer.zero_grad()\n"
+            "    loss = criterion(net(torch.randn(8, 4)), torch.randint(0, 2, (8,)))\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n"
+            "    avg = 0.05 * loss + 0.95 * avg if it else loss\n"
+            "    history.append(avg.item())\n",
+            Silent("avg.grad_fn is not None and avg.grad_fn.next_functions[1][0] is not None",
+                   "the average holds every iteration's graph"), line=13),
         # Sequences of random lengths, each step's loss added to a total started at 0:
         # the helper returns that sum, still a graph, and the caller sums the sums.
         Example(
@@ -401,7 +416,7 @@ class LossAccumulation(Rule):
             message = "message" if carried else "message_reset"
             seen.add((event.node, loop.node))
             site = event.ctx.site_in(loop)
-            operand_node = _operand_node(event.node)
+            operand_node = event.operand_node or _operand_node(event.node)
             if operand_node is None:
                 continue
             # `a * b` takes the method call inside parentheses.
