@@ -190,7 +190,9 @@ class State:
 
     def _current(self, t: TensorFacts) -> TensorFacts:
         found = self.tensors.get(t.tid)
-        if found is None or found.birth < t.birth:
+        if found is None or found.birth != t.birth:
+            # Not this object's facts: an older one made at the site, or a newer one
+            # (a later iteration's `feats`, while a memory still holds this one).
             return self._reading(t)
         return self._reading(found)
 

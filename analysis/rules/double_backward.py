@@ -112,6 +112,25 @@ class DoubleBackward(Rule):
     }
 
     bad = (
+        # A cross-batch memory of live embeddings: the last batch's, whose graph its
+        # backward freed, is used as negatives by the next batch's loss.
+        Example(
+            "from collections import deque\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "memory = deque(maxlen=4)\n"
+            "model = nn.Linear(3, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for step in range(3):\n"
+            "    feats = model(torch.randn(4, 3))\n"
+            "    loss = feats.pow(2).sum()\n"
+            "    if memory:\n"
+            "        loss = loss + (feats @ torch.cat(list(memory)).t()).sum()\n"
+            "    opt.zero_grad()\n"
+            "    loss.backward()\n"
+            "    opt.step()\n"
+            "    memory.append(feats)\n",
+            Raises("RuntimeError", RUNTIME), line=13),
         Example(_CARRIED.format(cut=""), Raises("RuntimeError", RUNTIME), line=11, column=5,
                 fixed=_CARRIED.format(cut="    h = h.detach()\n")),
         Example(
