@@ -159,6 +159,21 @@ class NonscalarBackward(Rule):
     }
 
     bad = (
+        # One loss per expert, over the rows of the experts' stacked logits: a vector
+        # of three losses.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "experts = nn.ModuleList([nn.Linear(4, 3) for _ in range(3)])\n"
+            "h, target = torch.randn(8, 4), torch.randint(0, 3, (8,))\n"
+            "logits = torch.stack([e(h) for e in experts])\n"
+            "per_expert = []\n"
+            "for expert_logits in logits:\n"
+            "    per_expert.append(F.cross_entropy(expert_logits, target))\n"
+            "loss = torch.stack(per_expert)\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=11),
         # A detector's box loss, unreduced, over the anchors a mask picks (as many as
         # the mask holds True: whatever their count, not one number), summed with the
         # class loss; the box targets come from a helper of unknown shape.

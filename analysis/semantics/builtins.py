@@ -88,7 +88,10 @@ def iterate(call: Call, value, small_ranges: bool = False) -> Iteration:
         first = shape[0] if shape else None
         element = tensors.element(call, value)
         count = first if isinstance(first, int) else None
-        return Iteration(None, element, None if count is None else count > 0, count)
+        # Rows of a known count, all alike (`for expert_logits in logits` of a stack of
+        # three experts' outputs): a list made from them has that length.
+        rows = [element] * count if count is not None and count <= MAX_SIZED_LIST else None
+        return Iteration(rows, element, None if count is None else count > 0, count)
     if isinstance(value, StrValue):
         return Iteration(None, StrValue(), None)
     if isinstance(value, ObjectRef):
