@@ -39,7 +39,7 @@ def reported_at_call(rule, report: Report, locale: str) -> Report | None:
         return None
     if not _parameters(function.node) & _names(report.node):
         return None
-    return Report(site.node, called_here(function.node.name, report.message, locale), (), at=site)
+    return said_at_call(site, report.message, locale)
 
 
 def call_toward(event, beside) -> CallSite | None:

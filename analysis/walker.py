@@ -239,25 +239,15 @@ class Walker:
     def _note_module_method(self, ref, call: Call, value) -> None:
         """`model.propagate()`, `model.encode(x)`: a method of a module that returns a
         tensor with a graph is a forward pass for the rules, in the mode the module is in."""
-        from autograd_lsp.analysis.semantics import nn
         outputs = value.items if isinstance(value, TupleValue) else (value,)
         if not any(isinstance(v, TensorFacts) and v.requires_grad is True and v.saved_nodes
                    for v in (call.state.fresh(o) for o in outputs)):
             return
-        params, _ = nn.parameters_of(call.state, ref)
-        call.extra["module"] = ref
-        call.extra["training"] = truth(call.state.attr(ref, "training"))
-        call.extra["trainable"] = any(p.requires_grad is True for p in params)
-        call.extra["params"] = frozenset(p.tid for p in params if isinstance(p, TensorFacts))
+        _note_module(ref, call)
 
     def call_module(self, ref, call: Call):
         """`model(x)`: what rules need to know of the module, then its forward."""
-        from autograd_lsp.analysis.semantics import nn
-        params, _ = nn.parameters_of(call.state, ref)
-        call.extra["module"] = ref
-        call.extra["training"] = truth(call.state.attr(ref, "training"))
-        call.extra["trainable"] = any(p.requires_grad is True for p in params)
-        call.extra["params"] = frozenset(p.tid for p in params if isinstance(p, TensorFacts))
+        _note_module(ref, call)
         value, followed = objects.call_module(self, ref, call)
         for index, hook in enumerate(nn_ops.forward_hooks(call.state, ref)):
             if hook is NONE:
@@ -1541,6 +1531,17 @@ def _is_place(node) -> bool:
     """A name, or attributes and constant subscripts of one: reading it again (as the
     slot-by-slot total does) has no effect."""
     return _same_place(node, node)
+
+
+def _note_module(ref, call: Call) -> None:
+    """What rules need to know of a forward pass of the module `ref`: the module, its
+    mode, whether it has a trainable parameter, and its parameters."""
+    from autograd_lsp.analysis.semantics import nn
+    params, _ = nn.parameters_of(call.state, ref)
+    call.extra["module"] = ref
+    call.extra["training"] = truth(call.state.attr(ref, "training"))
+    call.extra["trainable"] = any(p.requires_grad is True for p in params)
+    call.extra["params"] = frozenset(p.tid for p in params if isinstance(p, TensorFacts))
 
 
 def _self_addition(assign: ast.Assign):

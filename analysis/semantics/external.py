@@ -167,12 +167,10 @@ def _reshape(call: Call):
     """`a.reshape(-1, 1)`, `a.reshape((n, 1))`: NumPy's reshape, as torch's view."""
     from autograd_lsp.analysis.semantics import shapes
     array = call.receiver
-    given = call.args[0] if len(call.args) == 1 and isinstance(call.args[0], TupleValue) else None
-    items = given.items if given is not None else call.args
-    sizes = [v.value if isinstance(v, NumberValue) and isinstance(v.value, int) else None
-             for v in (call.state.fresh(i) for i in items)]
-    shape = None if call.starred or call.kwargs or not sizes else shapes.view(array.shape, sizes)
-    return NdArray(shape, dtype=array.dtype)
+    given = call.args[0] if len(call.args) == 1 and isinstance(call.args[0], TupleValue) \
+        else TupleValue(tuple(call.args))
+    sizes = None if call.starred or call.kwargs or not call.args else _sizes(call, given)
+    return NdArray(shapes.view(array.shape, list(sizes)) if sizes else None, dtype=array.dtype)
 
 
 def array_attribute(array: NdArray, name: str):
