@@ -383,6 +383,18 @@ CASES = {
         "err = (X @ w - y) ** 2 + torch.from_numpy(np.zeros((64, 1), dtype=np.float32)).T.T\n"
         "err\n",
         "err", dict(requires_grad=True, is_leaf=False, shape=(64, 1))),
+    # A batched Gaussian-process likelihood: the shapes of a Cholesky factor and of
+    # the solves against it.
+    "cholesky solves": (
+        "a = torch.randn(2, 4, 4, dtype=torch.float64)\n"
+        "w = torch.ones(2, 1, 1, dtype=torch.float64, requires_grad=True)\n"
+        "K = a @ a.transpose(-2, -1) + w * torch.eye(4, dtype=torch.float64)\n"
+        "L = torch.linalg.cholesky(K)\n"
+        "y = torch.randn(2, 4, 1, dtype=torch.float64)\n"
+        "alpha = torch.cholesky_solve(y, L) + torch.linalg.solve(torch.linalg.inv(K), y)\n"
+        "fit = (y * alpha).sum((-2, -1)) + L.diagonal(dim1=-2, dim2=-1).log().sum(-1)\n"
+        "fit\n",
+        "fit", dict(requires_grad=True, is_leaf=False, shape=(2,))),
     # A decomposition returns a tuple of tensors that keep the input's graph.
     "eigh of features": (
         "w = torch.randn(4, 3, requires_grad=True)\n"

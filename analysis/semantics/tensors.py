@@ -1339,6 +1339,35 @@ _DECOMPOSITIONS = {
 }
 
 
+# Linear algebra whose result has the shape of one of its inputs: the matrix itself
+# (a Cholesky factor, an inverse), or the right-hand side of a solve (its batch
+# dimensions broadcast with the matrix's).
+_MATRIX_SHAPED = frozenset({"torch.linalg.cholesky", "torch.cholesky", "torch.linalg.inv", "torch.inverse",
+                            "torch.linalg.matrix_exp", "torch.matrix_exp"})
+_SOLVES = {"torch.cholesky_solve": (0, "input"), "torch.linalg.solve": (1, "B"),
+           "torch.linalg.solve_triangular": (1, "B")}
+
+
+@function(*_MATRIX_SHAPED, *_SOLVES)
+def _linear_algebra(call: Call):
+    tensors = call.tensors()
+    if not tensors or call.starred:
+        return UNKNOWN
+    if call.qualname in _MATRIX_SHAPED:
+        matrix = call.arg(0, "A")
+        shape = matrix.shape if isinstance(matrix, TensorFacts) else None
+    else:
+        position, keyword = _SOLVES[call.qualname]
+        rhs, other = call.arg(position, keyword), call.arg(1 - position)
+        shape = None
+        if isinstance(rhs, TensorFacts) and isinstance(other, TensorFacts) and rhs.shape is not None \
+                and other.shape is not None and len(rhs.shape) >= 2 and len(other.shape) >= 2:
+            batch = shapes.broadcast(rhs.shape[:-2], other.shape[:-2])
+            shape = batch + rhs.shape[-2:] if batch is not None else None
+    return derived(call, call.qualname, tensors, shape=shape, dtype=_float_of(tensors),
+                   grad_fn=api.DIFFERENTIABLE_FUNCTIONS.get(call.qualname))
+
+
 @function(*_DECOMPOSITIONS)
 def _decomposition(call: Call):
     source = call.arg(0, "A")
