@@ -507,6 +507,28 @@ class MissingZeroGrad(Rule):
             Silent("history == [2.0, 4.0, 6.0]", "the bias gradient grows 2, 4, 6"), line=8),
     )
     good = (
+        # Per-task gradients measured between the backwards of one step: the running
+        # sum is read before and after each task's backward, and the step clears.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "trunk, head = nn.Linear(4, 4), nn.Linear(4, 2)\n"
+            "opt = torch.optim.SGD(list(trunk.parameters()) + list(head.parameters()), lr=0.1)\n"
+            "def flat_grad():\n"
+            "    return torch.cat([p.grad.detach().flatten().clone() for p in trunk.parameters()])\n"
+            "cosines = []\n"
+            "for step in range(3):\n"
+            "    out = head(trunk(torch.randn(8, 4)))\n"
+            "    losses = [out[:, 0].pow(2).mean(), F.softplus(out[:, 1]).mean()]\n"
+            "    opt.zero_grad()\n"
+            "    grads = []\n"
+            "    for i, task_loss in enumerate(losses):\n"
+            "        before = flat_grad() if i > 0 else torch.zeros(4 * 4 + 4)\n"
+            "        task_loss.backward(retain_graph=i < len(losses) - 1)\n"
+            "        grads.append(flat_grad() - before)\n"
+            "    cosines.append(F.cosine_similarity(grads[0], grads[1], dim=0).item())\n"
+            "    opt.step()\n"),
         Example(_PHASES.format(clear="        optimizer.zero_grad()\n")),
         # The tutorial's custom ReLU as written: the gradient cleared after the update.
         Example(
@@ -747,6 +769,8 @@ class MissingZeroGrad(Rule):
                 continue      # `p.grad = None` for a `p` we cannot see may be the clear this step needs
             if _zero_grad_not_called(events):
                 continue
+            if isinstance(event, AttrReadEvent) and _increment_measured(events, event):
+                continue      # the running sum read before and after a backward: one task's gradient
             reported.add(loop)
             report = self._report(trace, loop, event, events, locale)
             yield report
@@ -928,6 +952,20 @@ def _may_clear(event, step) -> bool:
             and any(isinstance(v, ObjectRef) and v == optimizer for v in (*event.args, *event.kwargs.values())):
         return True      # code we cannot see is handed the optimizer
     return False
+
+
+def _increment_measured(events, read) -> bool:
+    """A `.grad` read, in the loop pass that reads the summed gradients, before the
+    backward that last added to them: the code keeps the running sum to take one
+    backward's share from it (`flat_grad(shared) - before`, per-task gradients
+    logged between the backwards of one step), not a sum it mistakes for one."""
+    upto = next((i for i, e in enumerate(events) if e is read), None)
+    if upto is None:
+        return False
+    backwards = [i for i, e in enumerate(events[:upto]) if isinstance(e, CallEvent) and is_backward(e)]
+    if not backwards:
+        return False
+    return any(isinstance(e, AttrReadEvent) and e.attr == "grad" for e in events[:backwards[-1]])
 
 
 def _loop_of_earlier_pass(since, ctx):
