@@ -395,6 +395,16 @@ CASES = {
         "fit = (y * alpha).sum((-2, -1)) + L.diagonal(dim1=-2, dim2=-1).log().sum(-1)\n"
         "fit\n",
         "fit", dict(requires_grad=True, is_leaf=False, shape=(2,))),
+    # A collate function pads token sequences; the embeddings of the batch keep
+    # the batch dimension and have a graph of their own.
+    "padded sequences": (
+        "from torch.nn.utils.rnn import pad_sequence\n"
+        "emb = nn.Embedding(10, 4, padding_idx=0)\n"
+        "seqs = [torch.tensor([1, 2, 3]), torch.tensor([4, 5])]\n"
+        "tokens = pad_sequence(seqs, batch_first=True, padding_value=0)\n"
+        "out = emb(tokens).sum(-1)\n"
+        "out\n",
+        "out", dict(requires_grad=True, is_leaf=False)),
     # A decomposition returns a tuple of tensors that keep the input's graph.
     "eigh of features": (
         "w = torch.randn(4, 3, requires_grad=True)\n"

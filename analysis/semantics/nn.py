@@ -1328,6 +1328,28 @@ def _reparametrized(call: Call):
     return module
 
 
+@function("torch.nn.utils.rnn.pad_sequence")
+def _pad_sequence(call: Call):
+    """`pad_sequence(seqs, batch_first=True)`: the sequences (L_i, *) stacked to
+    (B, L_max, *), or (L_max, B, *); B is their count when known, L_max is not."""
+    from autograd_lsp.analysis.semantics.builtins import iterate
+    if call.starred:
+        return UNKNOWN
+    seqs = iterate(call, call.arg(0, "sequences"))
+    items = [call.state.fresh(v) for v in (seqs.elements if seqs.elements is not None else [seqs.element])]
+    if not items or not all(isinstance(t, TensorFacts) for t in items):
+        return UNKNOWN
+    rests = {t.shape[1:] for t in items if t.shape}
+    rest = rests.pop() if len(rests) == 1 and all(t.shape for t in items) else None
+    count = len(seqs.elements) if seqs.elements is not None else None
+    batch_first = call.flag(1, "batch_first", False)
+    shape = None
+    if rest is not None and batch_first is not None:
+        shape = ((count, None) if batch_first else (None, count)) + rest
+    dtypes = {t.dtype for t in items}
+    return t_ops.derived(call, "pad_sequence", items, shape=shape, dtype=dtypes.pop() if len(dtypes) == 1 else None)
+
+
 @function("torch.nn.utils.parameters_to_vector", "torch.nn.utils.convert_parameters.parameters_to_vector")
 def _parameters_to_vector(call: Call):
     """One flat vector of the tensors given (parameters, or the gradients
