@@ -332,7 +332,7 @@ class InplaceSavedTensor(Rule):
         # backward (a helper that resamples noise runs before the forward too).
         for event in trace.of(InplaceEvent):
             changes.setdefault(event.node, []).append(event)
-        order = {id(e): index for index, e in enumerate(trace.events)}
+        order = None
         steps = {e.node: e for e in trace.calls() if e.method == "step"}
         made_by = {e.result: e for e in trace.calls() if isinstance(e.result, ObjectRef)}
         for event in trace.calls():
@@ -343,7 +343,9 @@ class InplaceSavedTensor(Rule):
             clobbering = {event.clobbered[n] for n in target.saved_nodes
                           if n in event.clobbered and n not in event.freed}
             by_layer = []
-            before = order.get(id(event), len(order))
+            if clobbering and order is None:
+                order = {id(e): index for index, e in enumerate(trace.events)}
+            before = order.get(id(event), len(order)) if order is not None else 0
             for node in clobbering:
                 runs = changes.get(node, ())
                 change = next((c for c in reversed(runs) if order.get(id(c), 0) < before), runs[0]) if runs else None
