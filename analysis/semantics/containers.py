@@ -255,7 +255,7 @@ def _append(call: Call):
     state = call.state
     attrs = state.attrs(ref)
     items = attrs.get("items")
-    first = not attrs.get("nonempty") and (items == () or attrs.get("bounded"))
+    first = (not attrs.get("nonempty") and items == ()) or (attrs.get("bounded") and attrs.get("nonempty") is False)
     state.set_attrs(ref, {"items": None if items is None else items + (value,),
                           "item": value if first else join(attrs.get("item", UNKNOWN), value),
                           "nonempty": True, "grad_item": _grad_item(state, ref, value)})
