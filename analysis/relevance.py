@@ -27,7 +27,7 @@ from autograd_lsp.analysis.tree import nodes
 # Words and shapes in a function's text that a rule may act on.
 _MARKS = re.compile(r"""
       backward | \.grad\b | \bgrad\s*\( | autograd | requires_grad | Parameter
-    | optim | zero_grad | \.step\b | numpy | \bnp\. | gradcheck | gradgradcheck
+    | \boptim\.\w+\s*\( | \b(?:SGD|Adam|AdamW|RMSprop|Adagrad|LBFGS)\s*\( | zero_grad | \.step\b | numpy | \bnp\. | gradcheck | gradgradcheck
     | \.eval\b | \.train\b | \btraining\s*=(?!=) | Variable | volatile | \.data\b | retain_
     | \b(?:tensor|Tensor|[A-Z][a-z]*Tensor|as_tensor|from_numpy)\s*\(
     | (?:no_grad|enable_grad|inference_mode|set_grad_enabled)\b(?!\s*\()

@@ -85,10 +85,24 @@ def test_plain_model_code_does_not_matter():
     "    return criterion(x, y)[0]\n",
     "    model.training = False\n",
     "    model.train(False)\n",
+    "    return torch.optim.SGD([x], lr=0.1)\n",
+    "    return Adam(model.parameters())\n",
 ])
 def test_marks(body):
     relevance, nodes = relevance_of("def f(self, x, y, loss, model, criterion):\n" + body)
     assert relevance.may_matter(nodes["f"])
+
+
+def test_handing_an_optimizer_on_does_not_matter():
+    # Passing an optimizer along, or reading its learning rate, does nothing a rule
+    # reads; making one, stepping or clearing it does (its own marks).
+    relevance, nodes = relevance_of(
+        "def log_lr(optimizer, history):\n"
+        "    history.append(optimizer.param_groups[0]['lr'])\n"
+        "def remember(self, optimizer):\n"
+        "    self.optimizer = optimizer\n")
+    assert not relevance.may_matter(nodes["log_lr"])
+    assert not relevance.may_matter(nodes["remember"])
 
 
 def test_reading_the_mode_or_naming_params_does_not_matter():
