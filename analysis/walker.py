@@ -1286,7 +1286,7 @@ class Walker:
         again. Recursion of any other kind is not followed (unknown below it)."""
         if self._active.count(function) > 1:
             return False
-        since = self._active[len(self._active) - 1 - self._active[::-1].index(function) + 1:]
+        since = self._active[self._active.index(function) + 1:]      # what it called, down to here
         return any(getattr(f.node, "name", None) == "__init__" for f in since)
 
     def _invoke(self, function, args, kwargs, state, caller, ctx, node, starred, alone, salt, depth):
