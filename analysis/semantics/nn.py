@@ -611,9 +611,8 @@ def loss_value(call: Call, name: str, inputs: list, reduction):
 def _unreduced_loss_shape(name: str, first: TensorFacts, target):
     kind = api.LOSS_UNREDUCED_SHAPE.get(name)
     if kind == "input":
-        # A target of unknown shape is taken to be the input's (torch warns when it
-        # is not, and broadcasts).
-        other = target.shape if isinstance(target, TensorFacts) and target.shape is not None else first.shape
+        # (A target of unknown shape broadcasts to a shape not known either.)
+        other = target.shape if isinstance(target, TensorFacts) else first.shape
         return shapes.broadcast(first.shape, other)
     if kind == "drop_class_dim" and first.shape is not None and len(first.shape) >= 2:
         return (first.shape[0],) + first.shape[2:]
