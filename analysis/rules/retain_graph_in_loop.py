@@ -213,6 +213,25 @@ class RetainGraphInLoop(Rule):
             "        opt.step()\n"
             "contents_Y = extract_features(torch.rand(1, 3, 16, 16))\n"
             "train(contents_Y)\n"),
+        # WGAN critic iterations: the generator's step after them backwards through the
+        # last iteration's fake batch, whose generator graph the critic's backward kept.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "gen, critic = nn.Linear(2, 3), nn.Linear(3, 1)\n"
+            "opt_g = torch.optim.RMSprop(gen.parameters(), lr=1e-3)\n"
+            "opt_c = torch.optim.RMSprop(critic.parameters(), lr=1e-3)\n"
+            "for epoch in range(2):\n"
+            "    for _ in range(3):\n"
+            "        fake = gen(torch.randn(4, 2))\n"
+            "        loss_c = critic(fake).mean() - critic(torch.randn(4, 3)).mean()\n"
+            "        critic.zero_grad()\n"
+            "        loss_c.backward(retain_graph=True)\n"
+            "        opt_c.step()\n"
+            "    loss_g = -critic(fake).mean()\n"
+            "    gen.zero_grad()\n"
+            "    loss_g.backward()\n"
+            "    opt_g.step()\n"),
         # A term with a graph built before the loop, added in place.
         Example(
             "import torch\n"
@@ -246,11 +265,14 @@ class RetainGraphInLoop(Rule):
             # unknown call or value) may be such a part.
             if target.unseen_history or any(loop.predates(n) for n in target.saved_nodes):
                 continue
+            # A later backward in the iteration, or after the loop (a GAN's generator
+            # step through the last critic iteration's fake batch), may need the graph.
             later = [e for e in calls[index + 1:]
-                     if loop in e.ctx.loops and e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)
+                     if (loop not in e.ctx.loops
+                         or e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop))
                      and (is_backward(e) or e.qualname == "torch.autograd.grad")]
             if any(_may_share(target, e) for e in later):
-                continue      # a later backward in the iteration may need the graph
+                continue
             fix = FixSpec(self.text("fix", locale),
                           (Edit("replace", event.node, without_keyword(event.node, "retain_graph", event),
                                 event),), safe=False)
