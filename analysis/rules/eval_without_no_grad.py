@@ -73,6 +73,40 @@ class EvalWithoutNoGrad(Rule):
     }
 
     bad = (
+        # Test-time augmentation: a helper loops over the flips of one batch; the loop
+        # over the batches, in the function that called `.eval()`, is where no_grad goes.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(4, 3)\n"
+            "FLIPS = [lambda x: x, lambda x: x.flip(1)]\n"
+            "def predict_batch(x):\n"
+            "    probs = 0\n"
+            "    for flip in FLIPS:\n"
+            "        probs = probs + model(flip(x)).softmax(1)\n"
+            "    return probs / len(FLIPS)\n"
+            "def predict(batches):\n"
+            "    model.eval()\n"
+            "    outputs = []\n"
+            "    for x in batches:\n"
+            "        outputs.append(predict_batch(x))\n"
+            "    return torch.cat(outputs)\n"
+            "probs = predict([torch.randn(2, 4), torch.randn(2, 4)])\n",
+            Silent("probs.grad_fn is not None", "the predictions of every batch carry a graph"), line=14),
+        # An accuracy helper that loops over a loader, called once after training
+        # (the notebook's test cell): said at that call.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "model = nn.Linear(4, 3)\n"
+            "def class_mass(model, loader):\n"
+            "    total = 0\n"
+            "    for x, y in loader:\n"
+            "        total = total + model(x).softmax(1).sum(0)\n"
+            "    return total\n"
+            "model.eval()\n"
+            "mass = class_mass(model, [(torch.randn(2, 4), torch.tensor([0, 1]))])\n",
+            Silent("mass.grad_fn is not None", "the test forwards carry a graph"), line=10),
         # Graph embeddings propagated by a method of the model, not its forward,
         # scored for every batch of users in evaluation.
         Example(
@@ -623,21 +657,37 @@ def _calls_before(path: tuple, site) -> tuple:
 
 
 def _call_in_evaluation(calls, event):
-    """The followed call, on the way from the innermost loop around `event` to it,
-    written in the function that called `.eval()` (or, when none of them did, in the
-    loop's own function). None when the forward is written in the loop's function, or
-    in the function that called `.eval()`."""
+    """The followed call, on the way from a loop around `event` to it, written in the
+    function that called `.eval()`: the innermost such loop (a helper's own loop over
+    test-time augmentations, run per batch by the loop that called `.eval()`, is
+    reported at that loop's call of the helper); when none of them did, the call in
+    the innermost loop's own function. None when the forward is written in the loop's
+    function, or in the function that called `.eval()`."""
     blocks = event.ctx.blocks
+    path = event.ctx.calls
     # A comprehension counts when it calls the helper that runs the forward
     # (`[module.validation_step(b) for b in loader]`), not when it is the helper's own.
-    loop = next((l for l in reversed(event.ctx.loops) if l in blocks and (
-        not l.is_comprehension or any(isinstance(b, CallSite) for b in blocks[blocks.index(l) + 1:]))), None)
-    if loop is None:
+    loops = [l for l in reversed(event.ctx.loops) if l in blocks and (
+        not l.is_comprehension or any(isinstance(b, CallSite) for b in blocks[blocks.index(l) + 1:]))]
+    if not loops:
         return None
-    sites = [b for b in blocks[blocks.index(loop) + 1:] if isinstance(b, CallSite)]
-    path = event.ctx.calls
-    frames = [(site, _calls_before(path, site)) for site in sites] + [(None, path)]
-    for site, frame in frames:
-        if any(e.method == "eval" and e.ctx.calls == frame for e in calls):
+    innermost = None
+    for loop in loops:
+        sites = [b for b in blocks[blocks.index(loop) + 1:] if isinstance(b, CallSite)]
+        if innermost is None:
+            innermost = sites
+        frames = [(site, _calls_before(path, site)) for site in sites] + [(None, path)]
+        for site, frame in frames:
+            if _called_eval(calls, frame):
+                return site
+    # A helper whose own loop evaluates, called outside any loop by the code that called
+    # `.eval()` (`print(compute_accuracy(model, test_loader))` after training).
+    for site in reversed(path):
+        if _called_eval(calls, _calls_before(path, site)):
             return site
-    return sites[0] if sites else None
+    return innermost[0] if innermost else None
+
+
+def _called_eval(calls, frame: tuple) -> bool:
+    """Whether the code run by the calls `frame` put a model in eval mode."""
+    return any(e.method == "eval" and e.ctx.calls == frame for e in calls)
