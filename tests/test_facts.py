@@ -210,6 +210,16 @@ CASES = [
     ("import torch\np = torch.softmax(torch.randn(5, requires_grad=True), 0)\n"
      "a = torch.multinomial(p, 1).item()\nlp = torch.log(p[a])\nlp\n", "lp",
      dict(requires_grad=True, is_leaf=False, shape=())),
+    # Indices: argsort keeps the shape; NumPy's counts are integers.
+    ("import torch\na = torch.randn(3, 5, requires_grad=True).argsort(dim=1)\na\n", "a",
+     dict(requires_grad=False, dtype="int64", shape=(3, 5))),
+    ("import numpy as np\nimport torch\nlabels = np.random.RandomState(0).choice(4, size=20)\n"
+     "c = torch.as_tensor(np.bincount(labels, minlength=4))\nc\n", "c", dict(requires_grad=False, dtype="int64")),
+    # Batches of rows that carry a graph (features a model made) carry it on.
+    ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+     "feats = torch.nn.Linear(3, 2)(torch.randn(8, 3))\n"
+     "for (xb,) in DataLoader(TensorDataset(feats), batch_size=4):\n    pass\nxb\n", "xb",
+     dict(requires_grad=True, is_leaf=False, grad_fn="StackBackward0")),
 ]
 
 
@@ -262,3 +272,27 @@ def test_broadcast_with_sizes_not_known():
     assert broadcast((None,), (None,)) == (None,)
     assert broadcast((3,), (4,)) is None
     assert broadcast((3,), None) is None
+
+
+@pytest.mark.parametrize("start,first", [("", 0), (", start=1", 1), (", 5", 5)])
+def test_the_first_pass_of_enumerate_sees_its_start(start, first):
+    value = facts("import torch\n"
+                  f"i, x = next(enumerate(torch.randn(30, 2).unbind(0){start}))\n"
+                  "i\n", "i")
+    assert getattr(value, "value", None) == first
+    torch = pytest.importorskip("torch")
+    assert next(enumerate(torch.randn(30, 2).unbind(0), *((first,) if start else ())))[0] == first
+
+
+def test_nonzero_has_a_row_per_true_and_a_column_per_dimension():
+    value = facts("import torch\nm = torch.randn(4, 3) > 0\nidx = torch.nonzero(m)\nidx\n", "idx")
+    torch = pytest.importorskip("torch")
+    assert value.shape[1] == torch.nonzero(torch.randn(4, 3) > 0).shape[1] == 2
+
+
+def test_splitting_gives_a_piece_even_of_an_empty_dimension():
+    """A loop over `x.split(k)` runs at least once; over `x.unbind()`, maybe not."""
+    torch = pytest.importorskip("torch")
+    empty = torch.empty(0, 4)
+    assert len(empty.split(4)) >= 1 and len(empty.chunk(2)) >= 1 and len(empty.tensor_split(2)) >= 1
+    assert len(empty.unbind()) == 0

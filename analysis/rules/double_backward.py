@@ -112,6 +112,22 @@ class DoubleBackward(Rule):
     }
 
     bad = (
+        # Features computed once by a trainable stem, then served by a DataLoader: every
+        # batch backwards through the stem's graph, which the first batch freed.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "stem, head = nn.Linear(6, 4), nn.Linear(4, 2)\n"
+            "feats = stem(torch.randn(32, 6))\n"
+            "loader = DataLoader(TensorDataset(feats, torch.randint(0, 2, (32,))), batch_size=8)\n"
+            "opt = torch.optim.Adam([*stem.parameters(), *head.parameters()], lr=1e-3)\n"
+            "for xb, yb in loader:\n"
+            "    opt.zero_grad()\n"
+            "    loss = nn.functional.cross_entropy(head(xb), yb)\n"
+            "    loss.backward()\n"
+            "    opt.step()\n",
+            Raises("RuntimeError", RUNTIME), line=11),
         # A cross-batch memory of live embeddings: the last batch's, whose graph its
         # backward freed, is used as negatives by the next batch's loss.
         Example(

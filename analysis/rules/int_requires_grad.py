@@ -74,6 +74,17 @@ class IntRequiresGrad(Rule):
     }
 
     bad = (
+        # Class weights learnt from inverse label counts: NumPy counts are integers,
+        # and so is their floor division.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "labels = np.random.RandomState(0).choice(4, size=100)\n"
+            "counts = torch.as_tensor(np.bincount(labels, minlength=4))\n"
+            "weights = nn.Parameter(counts.sum() // counts)\n",
+            Raises("RuntimeError", "Only Tensors of floating point and complex dtype can require gradients"),
+            line=6),
         # A loader's collate_fn asks for input gradients (for attribution) on the
         # categorical ids too: the first batch raises.
         Example(

@@ -107,6 +107,9 @@ class MissingZeroGrad(Rule):
                             "previous ones and `{optimizer}.step()` uses their running sum",
                "wrong": "this loop clears `{cleared}` but `{optimizer}` steps other parameters: "
                         "their gradients add up across iterations",
+               "conditional": "`{optimizer}` steps on every iteration but is cleared only under a "
+                               "condition: a step on an iteration that skips the clear uses the "
+                               "gradients of earlier iterations too",
                "manual": "gradients are never cleared in this loop: `{leaf}.grad` sums the "
                          "gradients of every iteration",
                "closure": "`{optimizer}.step` evaluates its closure more than once, and nothing in "
@@ -119,6 +122,8 @@ class MissingZeroGrad(Rule):
         "zh": {"optimizer": "这个循环从不清零梯度：每次 backward 都累加到之前的梯度上，"
                             "`{optimizer}.step()` 用的是它们的累计和",
                "wrong": "这个循环清零的是 `{cleared}`，而 `{optimizer}` 更新的是别的参数：它们的梯度会跨迭代累加",
+               "conditional": "`{optimizer}` 每次迭代都 step，却只在某个条件下清零：跳过清零的迭代里，"
+                               "step 用的梯度还包含之前迭代的梯度",
                "manual": "这个循环从不清零梯度：`{leaf}.grad` 是每次迭代梯度的总和",
                "closure": "`{optimizer}.step` 会多次调用其闭包，而闭包中没有清零梯度："
                           "每次 backward 都累加到上一次的梯度上，step 用的是它们的和",
@@ -226,6 +231,43 @@ class MissingZeroGrad(Rule):
             "loader = DataLoader(TensorDataset(x, x.sum(1) + 3.0), batch_size=8)\n"
             "losses = [train_step(xb, yb) for xb, yb in loader]\n",
             Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of every batch's gradients"), line=10),
+        # Micro-batches of each loader batch (its size only bounded), each backwarded,
+        # then one step: nothing clears between the steps.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=1e-4)\n"
+            "loader = DataLoader(TensorDataset(torch.ones(48, 4)), batch_size=16)\n"
+            "norms = []\n"
+            "for (x,) in loader:\n"
+            "    for chunk in x.split(4):\n"
+            "        model(chunk).pow(2).mean().backward()\n"
+            "    norms.append(model.weight.grad.norm().item())\n"
+            "    opt.step()\n",
+            Silent("norms[2] > 2.5 * norms[0]", "the third step uses the sum of three batches' gradients"),
+            line=11),
+        # Clearing made conditional for accumulation, the step left on every batch: from
+        # the first batch on, a step between two clears uses a running sum.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=1e-4)\n"
+            "accum = 4\n"
+            "norms = []\n"
+            "x = torch.randn(8, 4)\n"
+            "for step, _ in enumerate(range(0, 32, 8)):\n"
+            "    (model(x).pow(2).mean() / accum).backward()\n"
+            "    norms.append(model.weight.grad.norm().item())\n"
+            "    opt.step()\n"
+            "    if (step + 1) % accum == 0:\n"
+            "        opt.zero_grad()\n",
+            Silent("norms[3] > 3.5 * norms[0]", "the fourth step uses the sum of four batches' gradients"),
+            line=10),
         # Accumulation set to one step: the clear's condition is never true, and the
         # gradient read before the conditional step is a sum.
         Example(
@@ -879,7 +921,12 @@ class MissingZeroGrad(Rule):
             shown = name or receiver_text(consumer.node.func, consumer)
             cleared = [e for e in events if isinstance(e, CallEvent) and e.method == "zero_grad"
                        and e.ctx.loop_pass_of(loop) == consumer.ctx.loop_pass_of(loop)]
-            if cleared:
+            if cleared and all(e.receiver == consumer.extra.get("optimizer")
+                               and not e.ctx.always_runs_in(loop) for e in cleared):
+                # The clear is under a condition the step is not under (`if (i + 1) %
+                # accum == 0: zero_grad()` with a step on every batch).
+                message = self.text("conditional", locale, optimizer=shown)
+            elif cleared:
                 message = self.text("wrong", locale, optimizer=shown,
                                     cleared=receiver_text(cleared[0].node.func, cleared[0]))
             else:

@@ -289,8 +289,15 @@ def _enumerate(call: Call):
     if inner.elements is not None:
         return containers.new_list(call, [TupleValue((NumberValue("int", i), e))
                                           for i, e in enumerate(inner.elements)])
-    return containers.new_list(call, None, item=TupleValue((NumberValue("int"), inner.element)),
-                               nonempty=inner.nonempty, renewed=inner.renewed)
+    ref = containers.new_list(call, None, item=TupleValue((NumberValue("int"), inner.element)),
+                              nonempty=inner.nonempty, renewed=inner.renewed)
+    # Whatever it counts, its first pass sees the first index (`if (step + 1) % accum
+    # == 0:` is known to be false there).
+    start = call.arg(1, "start", NumberValue("int", 0))
+    if isinstance(start, NumberValue) and start.kind == "int" and start.value is not None:
+        first = inner.first if inner.first is not None and not inner.renewed else inner.element
+        call.state.set_attrs(ref, {"first": TupleValue((start, first))})
+    return ref
 
 
 @builtin("zip")

@@ -136,6 +136,11 @@ def collate(call: Call, item, batch, depth: int):
     item = state.fresh(item)
     if depth > 3:
         return UNKNOWN
+    if isinstance(item, TensorFacts) and item.requires_grad is True and item.shape is not None:
+        # Rows of a tensor with a graph (features a model computed before the loop),
+        # stacked: each batch backwards through that graph.
+        return tensors.derived(call, "stack", [item], (batch,) + item.shape, item.dtype, saves=False,
+                               grad_fn="StackBackward0")
     if isinstance(item, TensorFacts):
         plain = item.requires_grad is not True
         return state.created(TensorFacts(

@@ -32,7 +32,7 @@ _FLOAT64 = frozenset({"zeros", "ones", "empty", "full", "linspace", "rand", "ran
                       "normal", "uniform", "standard_normal", "random_sample", "eye", "identity"})
 # Those making integer arrays: NumPy's default integer (int64 on Linux and macOS,
 # and everywhere since NumPy 2).
-_INT64 = frozenset({"randint", "integers"})
+_INT64 = frozenset({"randint", "integers", "argmax", "argmin", "argsort", "searchsorted"})
 
 
 # NumPy functions that convert every tensor they are given with `__array__`
@@ -120,7 +120,9 @@ def _numpy_function(call: Call):
         return NdArray(shape, dtype=numpy_dtype(call.kwargs["dtype"]))
     if name in _FLOAT64:
         return NdArray(shape, dtype="float64")
-    if name in _INT64:
+    if name in _INT64 or (name == "bincount" and not call.given(1, "weights")) \
+            or (name == "choice" and isinstance(call.arg(0, "a"), NumberValue) and call.arg(0, "a").kind == "int"):
+        # (Counts; a choice among `range(n)`, `rng.choice(5, size=n)`.)
         return NdArray(shape, dtype="int64")
     return NdArray(shape)
 

@@ -1098,7 +1098,21 @@ def index_result(call: Call):
     source = call.receiver if as_method else call.arg(0)
     device = source.device if isinstance(source, TensorFacts) else None
     return new_tensor(call, requires_grad=False, is_leaf=True, dtype=api.INDEX_RESULTS[name],
+                      shape=_index_result_shape(call, name, source, as_method),
                       reason="never", device=device, ignore_no_grad=True)
+
+
+def _index_result_shape(call: Call, name: str, source, as_method: bool):
+    """`x.argsort()` has x's shape; `torch.nonzero(mask)` one row per True (one count
+    per mask, as `x[mask]` has) of as many columns as the mask has dimensions."""
+    shape = source.shape if isinstance(source, TensorFacts) else None
+    if shape is None or call.starred:
+        return None
+    if name == "argsort":
+        return shape
+    if name in ("nonzero", "argwhere") and not call.given(None, "as_tuple") and len(call.args) == (0 if as_method else 1):
+        return (Sym(f"N#{hash(source.tid) & 0xFFFFFFFFFFFF:x}"), len(shape))
+    return None
 
 
 FUNCTIONS_SEEN = _registered()
@@ -1604,7 +1618,9 @@ def _pieces(call: Call):
                 return TupleValue(tuple(replace(piece, shape=rest) if isinstance(piece, TensorFacts)
                                         else piece for _ in range(size)))
     from autograd_lsp.analysis.semantics import containers
-    return containers.new_list(call, None, item=piece)
+    # split, chunk and tensor_split give one piece at least, even of an empty dimension
+    # (a loop over a batch's micro-batches runs): only unbind may give none.
+    return containers.new_list(call, None, item=piece, nonempty=True if call.method != "unbind" else None)
 
 
 def _piece_sizes(call: Call, t: TensorFacts):
