@@ -339,17 +339,18 @@ class Trace:
     _by_loop: dict | None = field(default=None, repr=False, compare=False)
     _by_loop_size: int = field(default=0, repr=False, compare=False)
 
-    def of(self, kind: type) -> list:
+    def of(self, kind: type) -> tuple:
         # Rules ask for the same kinds again and again: each is listed once per
-        # length of the trace (events are only ever appended).
+        # length of the trace (events are only ever appended), as a tuple that every
+        # rule shares.
         cache = self._of
         if cache is None or self._of_size != len(self.events):
             cache = self._of = {}
             self._of_size = len(self.events)
         found = cache.get(kind)
         if found is None:
-            found = cache[kind] = [e for e in self.events if isinstance(e, kind)]
-        return list(found)
+            found = cache[kind] = tuple(e for e in self.events if isinstance(e, kind))
+        return found
 
     def truncate(self, length: int) -> None:
         """Forget the events after the first `length` (a call undone)."""
@@ -359,7 +360,7 @@ class Trace:
 
     # -- queries -------------------------------------------------------------------------
 
-    def calls(self) -> list:
+    def calls(self) -> tuple:
         return self.of(CallEvent)
 
     def backwards(self) -> list:
