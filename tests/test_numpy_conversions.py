@@ -9,7 +9,8 @@ from autograd_lsp.analysis.semantics.external import NUMPY_CONVERTING_TENSOR, NU
 NEEDS_MORE = {"numpy.percentile": (50,), "numpy.quantile": (0.5,), "numpy.expand_dims": (0,),
               "numpy.power": (2,), "numpy.maximum": (0.0,), "numpy.minimum": (0.0,), "numpy.add": (1.0,),
               "numpy.subtract": (1.0,), "numpy.multiply": (2.0,), "numpy.divide": (2.0,),
-              "numpy.clip": (0.0, 1.0)}
+              "numpy.clip": (0.0, 1.0), "numpy.allclose": (0.0,), "numpy.isclose": (0.0,),
+              "numpy.dot": ([1.0] * 4,), "numpy.outer": ([1.0, 2.0],)}
 
 
 @pytest.mark.parametrize("qualname", sorted(NUMPY_CONVERTING_TENSOR | NUMPY_UFUNCS))

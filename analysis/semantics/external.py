@@ -49,7 +49,8 @@ NUMPY_CONVERTING = frozenset({
 NUMPY_CONVERTING_TENSOR = frozenset({"numpy." + n for n in (
     "array", "asarray", "asanyarray", "copy", "ravel", "transpose", "percentile", "quantile",
     "sort", "argsort", "unique", "isnan", "isfinite", "nan_to_num", "diff", "cumprod", "ptp",
-    "trace", "corrcoef", "cov", "atleast_1d", "atleast_2d", "expand_dims", "count_nonzero")})
+    "trace", "corrcoef", "cov", "atleast_1d", "atleast_2d", "expand_dims", "count_nonzero",
+    "allclose", "isclose", "dot", "outer", "where", "histogram", "flatnonzero", "linalg.norm")})
 NUMPY_CONVERTING = NUMPY_CONVERTING | NUMPY_CONVERTING_TENSOR
 
 
