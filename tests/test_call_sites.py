@@ -220,3 +220,34 @@ def test_a_backward_helper_called_beside_the_step_is_said_at_that_call():
     found = [(f.name, f.line, f.message) for f in findings(BACKWARD_HELPER)]
     assert [(name, line) for name, line, _ in found] == [("missing-zero-grad", 11), ("missing-zero-grad", 14)]
     assert found[1][2].startswith("in `backward_net`, called here: ")
+
+
+def test_a_layer_of_a_models_method_said_at_a_helper_call_names_the_model():
+    """`model.encode(src)` in a decoding helper called after `model.eval()`: the
+    report at the helper's call names `model`, not the layer inside `encode`."""
+    source = (
+        "import torch\n"
+        "import torch.nn as nn\n"
+        "class Translator(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.embedding = nn.Embedding(10, 4)\n"
+        "        self.transformer = nn.Transformer(4, 1, 1, 1, 8)\n"
+        "    def encode(self, src):\n"
+        "        return self.transformer.encoder(self.embedding(src))\n"
+        "def decode(model, src):\n"
+        "    outs = []\n"
+        "    for _ in range(3):\n"
+        "        outs.append(model.encode(src))\n"
+        "    return outs\n"
+        "model = Translator()\n"
+        "model.eval()\n"
+        "for line in [torch.tensor([[1], [2]]), torch.tensor([[3]])]:\n"
+        "    outs = decode(model, line)\n"
+    )
+    findings = [f for f in Analyzer().analyze(source) if f.name == "eval-without-no-grad"]
+    assert [f.line for f in findings] == [18]
+    assert "`model`" in findings[0].message and "self.embedding" not in findings[0].message
+    namespace: dict = {}
+    exec(compile(source, "<case>", "exec"), namespace)
+    assert namespace["outs"][0].grad_fn is not None

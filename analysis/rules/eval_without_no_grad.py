@@ -6,7 +6,7 @@ import re
 
 from autograd_lsp.analysis.call_sites import called_here
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Report, Rule, Silent
-from autograd_lsp.analysis.rulekit import source_of
+from autograd_lsp.analysis.rulekit import code_of, source_of
 from autograd_lsp.analysis.trace import CallSite, Loop, is_backward
 
 
@@ -480,6 +480,10 @@ class EvalWithoutNoGrad(Rule):
                 called = called.value          # `model.forward(x)` names `model`
             name = source_of(called, event)
             node, stmt, at, frame = _reported_at(calls, event)
+            if node is not event.node and name.startswith("self."):
+                # A layer of a model's method (`model.encode(src)`), said at a call
+                # outside it: the model is what the user put in eval mode.
+                name = _model_of_method(event) or name
             # Two forwards of one helper call in the loop, or (by the function's name)
             # two models in one statement: one report.
             place = (node if evaluation is None else stmt, frame)
@@ -649,6 +653,16 @@ def _reported_at(calls, event):
             break
         node, stmt, at, frame = site.node, site.stmt, site, _calls_before(path, site)
     return node, stmt, at, frame
+
+
+def _model_of_method(event) -> str | None:
+    """`model` in `model.encode(src)`, the call that ran the method `event` is in."""
+    function = event.ctx.function
+    site = next((s for s in reversed(event.ctx.calls) if isinstance(s, CallSite) and s.function is function), None)
+    if site is None or not isinstance(site.node.func, ast.Attribute):
+        return None
+    receiver = site.node.func.value
+    return None if isinstance(receiver, ast.Name) and receiver.id == "self" else code_of(receiver)
 
 
 def _calls_before(path: tuple, site) -> tuple:
