@@ -82,6 +82,29 @@ class _OverBudget(Exception):
     crossed it then acts as a call of unknown code (see `Walker.invoke`)."""
 
 
+def _keep_marks_of_nodes_made_in(loop, completed: State, exits: list) -> None:
+    """A graph node made inside a loop that may run no pass does not exist on the
+    path that skips it: what every pass agrees on about it (freed by a backward, its
+    saved tensor changed in place) holds wherever it exists, after the loop too (the
+    attention weights of each decoder step, changed in place after the softmax saved
+    them, then one backward through the stacked outputs)."""
+    live = [e for e in exits if e.reachable]
+    if not completed.reachable or not live:
+        return
+    for field_name in ("freed", "clobbered"):
+        kept = getattr(completed, field_name)
+        agreed = getattr(live[0], field_name)
+        for other in live[1:]:
+            agreed = _common_marks(agreed, getattr(other, field_name))
+        extra = {n: c for n, c in agreed.items() if n not in kept and not loop.predates(n)}
+        if extra:
+            setattr(completed, field_name, {**kept, **extra})
+
+
+def _common_marks(a: dict, b: dict) -> dict:
+    return a if a is b else {n: c for n, c in a.items() if n in b}
+
+
 def _keep_totals_made_tensors(completed: State, entry: State, exits: list) -> None:
     """A total started as a number that every pass makes a tensor (`loss = 0`, then
     `loss += criterion(out, target[t])` for each step of a sequence) is that tensor
@@ -634,6 +657,7 @@ class Walker:
             completed = join_states(exits if runs_once or not exits else [entry] + exits)
             if not runs_once and exits:
                 _keep_totals_made_tensors(completed, entry, exits)
+                _keep_marks_of_nodes_made_in(loop, completed, exits)
         if test is not None and isinstance(test, ast.Constant) and test.value is True:
             completed = None            # `while True:` ends only by break
         if node.orelse and completed is not None and completed.reachable:

@@ -143,6 +143,25 @@ class InplaceSavedTensor(Rule):
     }
 
     bad = (
+        # Attention weights zeroed in place after the softmax saved them, at each step
+        # of a decoder whose length the analysis does not know.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "score = nn.Linear(5, 5)\n"
+            "def attend(x, mask):\n"
+            "    weights = torch.softmax(score(x), dim=-1)\n"
+            "    weights.masked_fill_(mask, 0.0)\n"
+            "    return weights\n"
+            "def decode(x, mask, steps):\n"
+            "    outs = []\n"
+            "    for t in range(steps):\n"
+            "        outs.append(attend(x, mask))\n"
+            "    return torch.stack(outs, dim=1)\n"
+            "x = torch.randn(4, 5)\n"
+            "steps = int(torch.randint(1, 4, ()))\n"
+            "decode(x, x > 0.5, steps).sum().backward()\n",
+            Raises("RuntimeError", RUNTIME), line=6),
         # Part of a saved output changed through an index or a slice: a view shares its
         # base's version counter.
         Example(
