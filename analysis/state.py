@@ -299,8 +299,8 @@ class State:
                      _join_tensors(self.tensors, other.tensors, self.made, self.work),
                      _join_heaps(self.heap, other.heap, self.work),
                      # A node is freed afterwards only if it is freed on both paths.
-                     _common(self.freed, other.freed),
-                     _common(self.clobbered, other.clobbered),
+                     common_entries(self.freed, other.freed),
+                     common_entries(self.clobbered, other.clobbered),
                      self.no_grad if self.no_grad == other.no_grad else None,
                      True, self.made, self.clock, max(self.grads_unknown_at, other.grads_unknown_at),
                      self.work)
@@ -325,7 +325,7 @@ def join_states(states: list) -> State | None:
     return out
 
 
-def _common(a: dict, b: dict) -> dict:
+def common_entries(a: dict, b: dict) -> dict:
     """The entries on both paths (copies share the dict until one path adds to it)."""
     if a is b:
         return a

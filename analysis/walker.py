@@ -31,7 +31,7 @@ from autograd_lsp.analysis.semantics import Call, truth, truth_in
 from autograd_lsp.analysis.semantics import builtins as py
 from autograd_lsp.analysis.semantics import containers, external, objects, tensors
 from autograd_lsp.analysis.semantics import nn as nn_ops
-from autograd_lsp.analysis.state import State, join_states
+from autograd_lsp.analysis.state import State, common_entries, join_states
 from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
                             CallEvent, CallSite, Choice, Context, Decided, IndexEvent, InplaceEvent,
                             Invariant, Loop, LoopEvent, StoreEvent, Trace, WithEvent)
@@ -95,14 +95,10 @@ def _keep_marks_of_nodes_made_in(loop, completed: State, exits: list) -> None:
         kept = getattr(completed, field_name)
         agreed = getattr(live[0], field_name)
         for other in live[1:]:
-            agreed = _common_marks(agreed, getattr(other, field_name))
+            agreed = common_entries(agreed, getattr(other, field_name))
         extra = {n: c for n, c in agreed.items() if n not in kept and not loop.predates(n)}
         if extra:
             setattr(completed, field_name, {**kept, **extra})
-
-
-def _common_marks(a: dict, b: dict) -> dict:
-    return a if a is b else {n: c for n, c in a.items() if n in b}
 
 
 def _keep_totals_made_tensors(completed: State, entry: State, exits: list) -> None:
