@@ -363,6 +363,16 @@ class Trace:
     def calls(self) -> tuple:
         return self.of(CallEvent)
 
+    def differentiations(self) -> tuple:
+        """Every call that backwards through a graph: `t.backward()` (and its spellings)
+        and `torch.autograd.grad`, in the order they ran."""
+        calls = self.calls()        # (refreshes the cache for the trace's length)
+        found = self._of.get("differentiations")
+        if found is None:
+            found = self._of["differentiations"] = tuple(
+                e for e in calls if is_backward(e) or e.qualname == "torch.autograd.grad")
+        return found
+
     def backwards(self) -> list:
         """Every `t.backward(...)` of torch on a known tensor."""
         return [e for e in self.calls() if is_backward(e) and isinstance(e.receiver, TensorFacts)]

@@ -449,7 +449,7 @@ class EvalWithoutNoGrad(Rule):
             if event.extra.get("training") is not False:
                 # Not in eval mode, but run by the loop of a function named for
                 # evaluation (`test`, `evaluate`, `run_validation`) that backwards nothing.
-                evaluation = _named_evaluation(calls, event)
+                evaluation = _named_evaluation(trace.differentiations(), event)
                 if evaluation is None:
                     continue
             # The first pass a forward runs in: the first iteration for most, a later
@@ -469,7 +469,7 @@ class EvalWithoutNoGrad(Rule):
                 continue      # a backward goes through this forward: grad mode is needed
             if _detached_at_once(event):
                 continue      # `model(x).detach()`: the user drops the graph as it is made
-            if self._backward_nearby(calls, event):
+            if self._backward_nearby(trace.differentiations(), event):
                 continue
             if _beside_a_training_step(calls, event):
                 continue      # a frozen target or teacher network in a training step
@@ -504,15 +504,13 @@ class EvalWithoutNoGrad(Rule):
             yield Report(node, message, fixes, at)
 
     @staticmethod
-    def _backward_nearby(calls, event) -> bool:
+    def _backward_nearby(differentiations, event) -> bool:
         """A backward that may go through this forward: in the same iteration of the
         loop it runs in (or in the same run of its function), of a value the analysis
         does not know. (The graph of a known tensor is checked by `_differentiated`.)"""
         from autograd_lsp.analysis.rulekit import backward_target
         loop = next((l for l in reversed(event.ctx.loops) if not l.is_comprehension), None)
-        for e in calls:
-            if not (is_backward(e) or e.qualname == "torch.autograd.grad"):
-                continue
+        for e in differentiations:
             near = loop in e.ctx.loops if loop is not None else \
                 e.ctx.calls[:len(event.ctx.calls)] == event.ctx.calls
             target = backward_target(e)
@@ -527,7 +525,7 @@ _EVALUATION_NAME = re.compile(r"^_?(?:(?:run|do)_)?(?:test|eval|evaluate|evaluat
                               r"(?:_(?:epoch|model|loop|set|data|loader|one_epoch))?$")
 
 
-def _named_evaluation(calls, event) -> str | None:
+def _named_evaluation(differentiations, event) -> str | None:
     """The name of the function, among those that led to `event`, named for evaluation,
     whose own loop runs it and whose run backwards nothing; None otherwise."""
     chain = [(site.function, index + 1) for index, site in enumerate(event.ctx.calls)]
@@ -542,8 +540,7 @@ def _named_evaluation(calls, event) -> str | None:
         if not any(isinstance(b, Loop) and not b.is_comprehension for b in blocks[start:]):
             return None
         inside = event.ctx.calls[:depth]
-        if any((is_backward(e) or e.qualname == "torch.autograd.grad") and e.ctx.calls[:depth] == inside
-               for e in calls):
+        if any(e.ctx.calls[:depth] == inside for e in differentiations):
             return None
         return name
     return None

@@ -71,7 +71,7 @@ class GradientShapeMismatch(Rule):
 
     def check(self, trace, locale):
         torch = trace.torch_name or "torch"
-        for event in trace.calls():
+        for event in trace.differentiations():
             if is_tensor_backward(event):
                 out = event.receiver
                 seed = event.args[0] if event.args else event.kwargs.get("gradient")

@@ -376,7 +376,7 @@ class NonscalarBackward(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.calls():
+        for event in trace.differentiations():
             if is_tensor_backward(event):
                 target = event.receiver
                 if not event.node.args and keyword_node(event, "gradient") is None and _nonscalar(target):
