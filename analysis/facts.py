@@ -11,7 +11,7 @@ dicts), found by the identity an `ObjectRef` carries.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
 
 from autograd_lsp.analysis.records import record

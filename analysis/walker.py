@@ -32,9 +32,9 @@ from autograd_lsp.analysis.semantics import builtins as py
 from autograd_lsp.analysis.semantics import containers, external, objects, tensors
 from autograd_lsp.analysis.semantics import nn as nn_ops
 from autograd_lsp.analysis.state import State, common_entries, join_states
-from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, AttrReadEvent, BareExpressionEvent,
+from autograd_lsp.analysis.trace import (AccumulateEvent, AttrAssignEvent, BareExpressionEvent,
                             CallEvent, CallSite, Choice, Context, Decided, IndexEvent, InplaceEvent,
-                            Invariant, Loop, LoopEvent, StoreEvent, Trace, WithEvent)
+                            Invariant, Loop, LoopEvent, Trace, WithEvent)
 from autograd_lsp.analysis.tree import nodes
 
 MAX_DEPTH = 8

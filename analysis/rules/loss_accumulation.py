@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import NumberValue, TensorFacts, Unknown
 from autograd_lsp.analysis.rule import Example, FixSpec, Report, Rule, Silent
-from autograd_lsp.analysis.rulekit import after_operand, made_in_iteration, operand_text, source_of
+from autograd_lsp.analysis.rulekit import after_operand, operand_text, source_of
 from autograd_lsp.analysis.trace import AccumulateEvent, StoreEvent, is_backward
 
 # The model, loss and optimizer of the classic tutorial loop, for the examples.

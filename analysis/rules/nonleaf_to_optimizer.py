@@ -5,7 +5,7 @@ import ast
 
 from autograd_lsp.analysis.facts import TensorFacts
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
-from autograd_lsp.analysis.rulekit import code_of, keyword_node, source_of, with_keyword
+from autograd_lsp.analysis.rulekit import code_of, source_of, with_keyword
 from autograd_lsp.analysis.trace import is_optimizer
 
 

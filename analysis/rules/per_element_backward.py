@@ -138,7 +138,7 @@ class PerElementBackward(Rule):
 
     def check(self, trace, locale):
         parts: dict = {}
-        for event in trace.calls():
+        for event in trace.differentiations():
             loop = event.ctx.loop
             if loop is None or not is_tensor_backward(event):
                 continue

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from autograd_lsp.analysis.rule import Edit, Example, FixSpec, Raises, Report, Rule
 from autograd_lsp.analysis.rulekit import renamed_keyword, without_keyword
-from autograd_lsp.analysis.trace import is_backward
 
 OLD, NEW = "retain_variables", "retain_graph"
 RUNTIME = f"got an unexpected keyword argument '{OLD}'"
@@ -140,9 +139,9 @@ class RemovedBackwardKeyword(Rule):
     )
 
     def check(self, trace, locale):
-        for event in trace.calls():
+        for event in trace.differentiations():
             keyword = next((kw for kw in event.node.keywords if kw.arg == OLD), None)
-            if keyword is None or not (is_backward(event) or event.qualname == "torch.autograd.grad"):
+            if keyword is None:
                 continue
             fixed = without_keyword(event.node, OLD, event) if NEW in event.kwargs \
                 else renamed_keyword(event.node, OLD, NEW, event)

@@ -3,7 +3,7 @@ what a gradient's `.grad` attribute does."""
 from __future__ import annotations
 
 from autograd_lsp.analysis import torch_api as api
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, GradAttr, NumberValue, ObjectRef,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, FunctionValue, NumberValue, ObjectRef,
                             TensorFacts, TorchName, TupleValue, Unknown, replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import Call, function, method, truth

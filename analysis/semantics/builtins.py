@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
                             FunctionValue, GradAttr, MethodOf, NoneValue, NumberValue, ObjectRef, Partial,
-                            StrValue, TensorFacts, TorchName, Tri, TupleValue, Unknown, join, join_all,
+                            StrValue, TensorFacts, TorchName, Tri, TupleValue, Unknown, join_all,
                             replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import Call, builtin, truth

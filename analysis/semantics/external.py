@@ -411,7 +411,6 @@ def _chain(call: Call):
             el = iterate(call, value).element
             item = el if item is None else join(item, el)
         lst = containers.new_list(call, None, item=item or UNKNOWN)
-    owners = [call.state.attrs(v).get("_params_of") for v in call.args if isinstance(v, ObjectRef)]
     params = [p for v in call.args if isinstance(v, ObjectRef)
               for p in call.state.attrs(v).get("_params", ())]
     if params:

@@ -222,7 +222,6 @@ def _transformer_stack(call: Call):
     of the layer (parameters of their own), run one after the other on the input,
     then the norm; its `layers` is their ModuleList. (A decoder's layers take the
     memory too: its output is that of a module whose forward is not known.)"""
-    from autograd_lsp.analysis.semantics import containers
     from autograd_lsp.analysis.semantics.external import deep_copy
     state = call.state
     layer = state.fresh(call.arg(0, "encoder_layer" if "Encoder" in call.qualname else "decoder_layer"))

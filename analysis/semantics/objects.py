@@ -6,7 +6,6 @@ or NamedTuple gets the `__init__` Python would write for it."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue, ExternalName,
                             FunctionValue, GradAttr, MethodOf, NumberValue, ObjectRef, StrValue,

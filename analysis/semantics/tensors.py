@@ -357,7 +357,6 @@ def _index_shape(call: Call, shape, slice_node, index):
     dim = 0
     for part, value in zip(parts, values):
         if isinstance(part, ast.Constant) and part.value is Ellipsis:
-            rest = len(parts) - parts.index(part) - 1
             keep = len(shape) - dim - sum(1 for p in parts[parts.index(part) + 1:]
                                           if not (isinstance(p, ast.Constant) and p.value is None))
             if keep < 0:
