@@ -215,6 +215,12 @@ CASES = [
      dict(requires_grad=False, dtype="int64", shape=(3, 5))),
     ("import numpy as np\nimport torch\nlabels = np.random.RandomState(0).choice(4, size=20)\n"
      "c = torch.as_tensor(np.bincount(labels, minlength=4))\nc\n", "c", dict(requires_grad=False, dtype="int64")),
+    # A permutation of a batch, and draws of a distribution per sample of it.
+    ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+     "beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))\n"
+     "for (xb,) in DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4):\n"
+     "    p = torch.randperm(xb.size(0)) + beta.sample((xb.size(0),)).long()\n"
+     "p\n", "p", dict(requires_grad=False, dtype="int64")),
     # Batches of rows that carry a graph (features a model made) carry it on.
     ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
      "feats = torch.nn.Linear(3, 2)(torch.randn(8, 3))\n"
@@ -296,3 +302,12 @@ def test_splitting_gives_a_piece_even_of_an_empty_dimension():
     empty = torch.empty(0, 4)
     assert len(empty.split(4)) >= 1 and len(empty.chunk(2)) >= 1 and len(empty.tensor_split(2)) >= 1
     assert len(empty.unbind()) == 0
+
+
+def test_a_permutation_and_per_sample_draws_of_a_batch_have_its_length():
+    value = facts("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                  "beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))\n"
+                  "for (xb,) in DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4):\n"
+                  "    p = torch.randperm(xb.size(0)) * beta.sample((xb.size(0),))\n"
+                  "p\n", "p")
+    assert len(value.shape) == 1 and getattr(value.shape[0], "first", None) == 4

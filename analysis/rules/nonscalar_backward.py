@@ -159,6 +159,23 @@ class NonscalarBackward(Rule):
     }
 
     bad = (
+        # Mixup with one lambda per sample, drawn for the batch a loader hands out and
+        # paired by a permutation of it: the per-sample losses are never reduced.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "model = nn.Linear(4, 3)\n"
+            "ce = nn.CrossEntropyLoss(reduction='none')\n"
+            "beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))\n"
+            "data = TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,)))\n"
+            "for x, y in DataLoader(data, batch_size=8):\n"
+            "    lam = beta.sample((x.size(0),))\n"
+            "    index = torch.randperm(x.size(0))\n"
+            "    logits = model(lam.view(-1, 1) * x + (1 - lam.view(-1, 1)) * x[index])\n"
+            "    loss = lam * ce(logits, y) + (1 - lam) * ce(logits, y[index])\n"
+            "    loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=13),
         # One loss per expert, over the rows of the experts' stacked logits: a vector
         # of three losses.
         Example(

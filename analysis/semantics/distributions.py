@@ -108,14 +108,13 @@ def _dtype(given: dict):
 def _sample_shape(call: Call, family: str, given: dict):
     batch = _batch_shape(family, given)
     extra = call.arg(0, "sample_shape", TupleValue(()))
-    if isinstance(extra, NumberValue) and isinstance(extra.value, int):
+    if isinstance(extra, NumberValue):
         extra = TupleValue((extra,))
-    if batch is None or not isinstance(extra, TupleValue) or \
-            not all(isinstance(d, NumberValue) and isinstance(d.value, int) for d in extra.items):
+    # (Dims as factories read them: ints, a batch's Sym, unknown ints.)
+    dims = t_ops.size_from([extra]) if isinstance(extra, TupleValue) else None
+    if batch is None or dims is None or family == "OneHotCategorical":
         return None
-    if family == "OneHotCategorical":
-        return None
-    return tuple(d.value for d in extra.items) + tuple(batch)
+    return dims + tuple(batch)
 
 
 def _distribution_method(name):

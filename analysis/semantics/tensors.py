@@ -584,7 +584,7 @@ def _torch_device(call: Call):
     return StrValue()
 
 
-def _size_from(values: list, node=None):
+def size_from(values: list, node=None):
     """Dims from factory size arguments: ints, a tuple/list of ints, Syms."""
     if len(values) == 1 and isinstance(values[0], TupleValue):
         values = list(values[0].items)
@@ -613,7 +613,7 @@ def _size_arguments(call: Call, skip: int = 0):
         if items is None:
             return None
         values = items
-    return _size_from(values)
+    return size_from(values)
 
 
 def factory(call: Call):
@@ -682,20 +682,19 @@ def _factory_shape(call: Call):
         return None
     if qualname == "torch.randint":
         size = call.kwargs.get("size", call.args[-1] if call.args else None)
-        return _size_from([size]) if size is not None else None
+        return size_from([size]) if size is not None else None
     if qualname == "torch.full":
-        return _size_from(call.args[:1]) if call.args else None
+        return size_from(call.args[:1]) if call.args else None
     if qualname == "torch.eye":
         n = call.number(0, "n")
         m = call.number(1, "m", n)
         return (n, m) if isinstance(n, int) and isinstance(m, int) else None
     if qualname in ("torch.normal", "torch.randperm"):
         if qualname == "torch.randperm":
-            n = call.number(0, "n")
-            return (n,) if isinstance(n, int) else None
+            return size_from([call.arg(0, "n")])
         # normal(mean, std, size) of two numbers (tensors of them go to `_normal`)
         size = call.kwargs.get("size", call.args[2] if len(call.args) > 2 else None)
-        return _size_from([size]) if size is not None else None
+        return size_from([size]) if size is not None else None
     return _size_arguments(call)
 
 
@@ -803,7 +802,7 @@ def legacy_constructor(call: Call):
         shape, _ = _data_shape_dtype(call, data)
         return new_tensor(call, False, True, dtype=dtype, shape=shape, reason="rewrap",
                           device="cpu", ignore_no_grad=True)
-    shape = _size_from(call.args) if call.args and not call.starred else None
+    shape = size_from(call.args) if call.args and not call.starred else None
     return new_tensor(call, False, True, dtype=dtype, shape=shape, reason="never",
                       device="cpu", ignore_no_grad=True)
 
@@ -1676,7 +1675,7 @@ def _keeps_shape(call: Call):
 @tensor_method("new_zeros", "new_ones", "new_empty", "new_full", "zero_like")
 def _new_factory(call: Call):
     t = call.receiver
-    shape = _size_from(call.args[:1]) if call.args else None
+    shape = size_from(call.args[:1]) if call.args else None
     return new_tensor(call, call.flag(None, "requires_grad", False), True, dtype=t.dtype, shape=shape,
                       reason="never", device=t.device, ignore_no_grad=True)
 
