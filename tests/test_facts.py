@@ -215,6 +215,13 @@ CASES = [
      dict(requires_grad=False, dtype="int64", shape=(3, 5))),
     ("import numpy as np\nimport torch\nlabels = np.random.RandomState(0).choice(4, size=20)\n"
      "c = torch.as_tensor(np.bincount(labels, minlength=4))\nc\n", "c", dict(requires_grad=False, dtype="int64")),
+    # Index tensors side by side broadcast into one block of dims.
+    *[("import torch\nx = torch.randn(4, 16, 32, requires_grad=True)\ni = torch.arange(4)\n"
+       f"j = torch.randint(0, 16, (4,))\nr = x[{index}]\nr\n", "r", dict(requires_grad=True, shape=shape))
+      for index, shape in (("i, j", (4, 32)), (":, j", (4, 4, 32)), ("i, :, 0", (4, 16)), ("i, j, 0", (4,)))],
+    # Self-attention keeps the query's shape.
+    ("import torch\nattn = torch.nn.MultiheadAttention(8, 2, batch_first=True)\nq = torch.randn(3, 5, 8)\n"
+     "a, _ = attn(q, q, q, need_weights=False)\na\n", "a", dict(requires_grad=True, shape=(3, 5, 8))),
     # A permutation of a batch, and draws of a distribution per sample of it.
     ("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
      "beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))\n"
@@ -304,10 +311,10 @@ def test_splitting_gives_a_piece_even_of_an_empty_dimension():
     assert len(empty.unbind()) == 0
 
 
-def test_a_permutation_and_per_sample_draws_of_a_batch_have_its_length():
+def test_a_permutation_a_range_and_per_sample_draws_of_a_batch_have_its_length():
     value = facts("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
                   "beta = torch.distributions.Beta(torch.tensor(0.4), torch.tensor(0.4))\n"
                   "for (xb,) in DataLoader(TensorDataset(torch.randn(8, 3)), batch_size=4):\n"
-                  "    p = torch.randperm(xb.size(0)) * beta.sample((xb.size(0),))\n"
+                  "    p = torch.randperm(xb.size(0)) * beta.sample((xb.size(0),)) + torch.arange(xb.size(0))\n"
                   "p\n", "p")
     assert len(value.shape) == 1 and getattr(value.shape[0], "first", None) == 4

@@ -749,6 +749,14 @@ def _rnn_outputs(call: Call, name: str, attrs: dict, first, out):
         state_pair = TupleValue((replace(out, shape=state_shape, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out,
                                  replace(out, shape=state_shape, tid=("c", out.tid)) if isinstance(out, TensorFacts) else out))
         return TupleValue((out, state_pair))
+    if name == "MultiheadAttention" and isinstance(out, TensorFacts) and isinstance(first, TensorFacts) \
+            and first.shape is not None and len(first.shape) in (2, 3):
+        # The attention output has the query's shape, (L, E) or (N, L, E) / (L, N, E);
+        # the weights' shape depends on the keys and on need_weights: not given.
+        projection = call.state.fresh(attrs.get("out_proj.weight"))       # (E, E)
+        embed = projection.shape[0] if isinstance(projection, TensorFacts) and projection.shape else None
+        if isinstance(embed, int) and embed == first.shape[-1]:
+            out = replace(out, shape=first.shape)
     if name in ("GRU", "RNN", "MultiheadAttention"):
         second = replace(out, shape=state_shape, tid=("h", out.tid)) if isinstance(out, TensorFacts) else out
         return TupleValue((out, second))

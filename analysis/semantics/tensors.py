@@ -353,9 +353,25 @@ def _index_shape(call: Call, shape, slice_node, index):
     values = index.items if isinstance(index, TupleValue) else (index,)
     if len(values) != len(parts):
         values = [UNKNOWN] * len(parts)
+    # Several index tensors broadcast together into one block of dims (`x[rows, cols]`
+    # picks one element per pair); side by side, the block stands where they do.
+    # Apart (`x[i, :, j]`), the block moves to the front: not followed.
+    picks = [i for i, v in enumerate(values) if isinstance(v, TensorFacts) and v.dtype != "bool"]
+    block = None
+    if len(picks) > 1:
+        if picks != list(range(picks[0], picks[0] + len(picks))):
+            return None
+        block = shapes.broadcast(*(values[i].shape for i in picks))
+        if block is None:
+            return None
     out = []
     dim = 0
-    for part, value in zip(parts, values):
+    for index, (part, value) in enumerate(zip(parts, values)):
+        if block is not None and index in picks:
+            if index == picks[0]:
+                out.extend(block)
+            dim += 1
+            continue
         if isinstance(part, ast.Constant) and part.value is Ellipsis:
             keep = len(shape) - dim - sum(1 for p in parts[parts.index(part) + 1:]
                                           if not (isinstance(p, ast.Constant) and p.value is None))
@@ -679,6 +695,10 @@ def _factory_shape(call: Call):
                 if step:
                     # torch: size = ceil((end - start) / step), computed in double
                     return (max(0, math.ceil((values[1] - values[0]) / step)),)
+        if len(call.args) == 1 and not call.kwargs and not call.starred:
+            # `torch.arange(x.size(0))`: as many as the dim, a batch's Sym too; an
+            # integer of unknown value, one dim of unknown size.
+            return size_from(call.args)
         return None
     if qualname == "torch.randint":
         size = call.kwargs.get("size", call.args[-1] if call.args else None)
