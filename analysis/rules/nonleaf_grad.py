@@ -92,6 +92,35 @@ class NonleafGrad(Rule):
             Warns("UserWarning", WARNING), line=6),
     )
     good = (
+        # Every intermediate of a hand-written forward keeps its gradient, to check a
+        # manual backward against it: more tensors than a loop unrolls, each retained.
+        Example(
+            "import torch\n"
+            "x = torch.randn(4, 3, requires_grad=True)\n"
+            "a = x * 2\n"
+            "b = a + 1\n"
+            "c = b.tanh()\n"
+            "d = c * c\n"
+            "e = d.exp()\n"
+            "f = e + a\n"
+            "g = f / 3\n"
+            "h = g.sigmoid()\n"
+            "i = h * b\n"
+            "j = i - c\n"
+            "k = j.abs()\n"
+            "l = k + 1\n"
+            "m = l.log()\n"
+            "n = m * 2\n"
+            "o = n.sin()\n"
+            "p = o + d\n"
+            "q = p * 0.5\n"
+            "loss = q.sum()\n"
+            "for t in [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q]:\n"
+            "    t.retain_grad()\n"
+            "loss.backward()\n"
+            "def compare(t):\n"
+            "    return t.grad.abs().max().item()\n"
+            "print(compare(a), compare(q))\n"),
         Example(_HOOKED.format(keep="output.retain_grad(); kept['act'] = output")),
         Example(
             # The handle took the hook off: the second forward keeps nothing, and the

@@ -1234,7 +1234,17 @@ def requires_grad_set(t: TensorFacts, flag) -> TensorFacts:
 @tensor_method("retain_grad")
 def _retain_grad(call: Call):
     t = call.receiver
-    call.state.update_tensor(replace(t, retains_grad=True))
+    state = call.state
+    state.update_tensor(replace(t, retains_grad=True))
+    # `for t in [logprobs, probs, ...]: t.retain_grad()` over more tensors than a loop
+    # unrolls: each of them may be the one (and a loop over all reaches each), so each
+    # may keep its `.grad`: nothing is claimed of it.
+    members = tids_of(t.tid)
+    if len(members) > 1:
+        for tid in members:
+            member = state.tensor(tid)
+            if member is not None:
+                state.update_tensor(replace(member, retains_grad=True))
     return NONE
 
 
