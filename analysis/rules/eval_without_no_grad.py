@@ -306,6 +306,16 @@ class EvalWithoutNoGrad(Rule):
             line=14),
     )
     good = (
+        # Probabilities for a calibration set, detached in the statement that computes
+        # them from the forward: no graph outlives it.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "mlp = nn.Linear(4, 3)\n"
+            "mlp.eval()\n"
+            "scores = []\n"
+            "for x in [torch.randn(5, 4), torch.randn(5, 4)]:\n"
+            "    scores.append(torch.softmax(mlp(x), dim=1).detach().numpy())\n"),
         # DQN's target network, frozen in eval mode, in the training step: the step
         # backwards (through the policy network only); it is not an evaluation.
         Example(
@@ -468,7 +478,7 @@ class EvalWithoutNoGrad(Rule):
             if _differentiated(calls, event.result):
                 continue      # a backward goes through this forward: grad mode is needed
             if _detached_at_once(event):
-                continue      # `model(x).detach()`: the user drops the graph as it is made
+                continue      # `softmax(model(x)).detach()`: the user drops the graph as it is made
             if self._backward_nearby(trace.differentiations(), event):
                 continue
             if _beside_a_training_step(calls, event):
@@ -614,12 +624,14 @@ def _differentiated(calls, result) -> bool:
 
 
 def _detached_at_once(event) -> bool:
-    """The forward's output is detached in the expression that makes it
-    (`model(x).detach().numpy()` for a plot): no graph outlives the statement."""
+    """The forward's output, or what the statement computes from it, is detached in
+    the expression that makes it (`model(x).detach().numpy()` for a plot,
+    `softmax(model(x), dim=1).detach()`): no graph outlives the statement."""
     stmt = event.ctx.stmt
     if stmt is None:
         return False
-    return any(isinstance(n, ast.Attribute) and n.attr in ("detach", "detach_") and n.value is event.node
+    return any(isinstance(n, ast.Attribute) and n.attr in ("detach", "detach_")
+               and any(inner is event.node for inner in ast.walk(n.value))
                for n in ast.walk(stmt))
 
 
