@@ -608,6 +608,10 @@ class Walker:
         self.run_loop(node, state, frame, ctx, None, None, node.test)
 
     def run_loop(self, node, state: State, frame: Frame, ctx: Context, iteration, target, test):
+        if iteration is not None and iteration.exhausted:
+            if node.orelse:
+                self.block(node.orelse, state, frame, ctx)
+            return
         unrolled = iteration is not None and iteration.elements is not None \
             and 0 < len(iteration.elements) <= UNROLL_LIMIT
         loop = Loop(node, frame.source, unrolled=unrolled, start=self.nodes_made)

@@ -231,6 +231,26 @@ class MissingZeroGrad(Rule):
             "loader = DataLoader(TensorDataset(x, x.sum(1) + 3.0), batch_size=8)\n"
             "losses = [train_step(xb, yb) for xb, yb in loader]\n",
             Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of every batch's gradients"), line=10),
+        # The trainable parameters as a `filter`, which the optimizer used up: the loop
+        # that clears them by hand later iterates nothing.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 2))\n"
+            "model[0].requires_grad_(False)\n"
+            "trainable = filter(lambda p: p.requires_grad, model.parameters())\n"
+            "opt = torch.optim.SGD(trainable, lr=1e-4)\n"
+            "norms = []\n"
+            "x = torch.ones(8, 4)\n"
+            "for step in range(3):\n"
+            "    for p in trainable:\n"
+            "        p.grad = None\n"
+            "    model(x).pow(2).mean().backward()\n"
+            "    norms.append(model[1].weight.grad.norm().item())\n"
+            "    opt.step()\n",
+            Silent("norms[2] > 2.5 * norms[0]", "the third step uses the sum of three steps' gradients"),
+            line=13),
         # Micro-batches of each loader batch (its size only bounded), each backwarded,
         # then one step: nothing clears between the steps.
         Example(

@@ -58,6 +58,9 @@ class Iteration:
     # The first element, when it alone is known (`range(0, n, k)` starts at 0): the
     # loop's first pass is its first iteration and sees it.
     first: object = None
+    # A used-up iterator (a `filter(...)` an optimizer was made from): a loop over it
+    # never runs its body.
+    exhausted: bool = False
 
     def listed(self, count: int):
         """`count` elements, when they are listed or all alike and at least that many."""
@@ -484,10 +487,52 @@ def _harmless(call: Call):
         return NumberValue("int")
     if name in ("staticmethod", "classmethod", "property") and call.args:
         return call.arg(0)
-    if name in ("map", "filter"):
+    if name == "filter":
+        return _filter(call)
+    if name == "map":
         from autograd_lsp.analysis.semantics import containers
         return containers.new_list(call, None)
     return UNKNOWN
+
+
+# Items a predicate is asked of, one call each, at most (a model's parameters: a
+# large model's hundreds are left as "some of them").
+FILTERED_LIMIT = 64
+
+
+def _filter(call: Call):
+    """`filter(lambda p: p.requires_grad, model.parameters())`: the items the predicate
+    keeps, when each one's answer is known (the parameters an optimizer of a
+    partly frozen model gets); else some of the items, which ones not known."""
+    from autograd_lsp.analysis.facts import NONE, BoundMethod, FunctionValue
+    from autograd_lsp.analysis.semantics import containers, truth_in
+    if len(call.args) != 2 or call.kwargs or call.starred:
+        return containers.new_list(call, None)
+    predicate, source = call.args
+    inner = iterate(call, source)
+    if inner.elements is not None and len(inner.elements) <= FILTERED_LIMIT \
+            and (predicate is NONE or isinstance(predicate, (FunctionValue, BoundMethod))):
+        kept = []
+        for index, element in enumerate(inner.elements):
+            if predicate is NONE:
+                answer = element
+            else:
+                ask = Call(call.node, [element], {}, call.state, call.ctx, call.walker, call.frame,
+                           salt=call.salt + (("filter", index),))
+                answer, _ = call.walker.apply(predicate, ask)
+            known = truth_in(call.state, call.state.fresh(answer))
+            if known is None:
+                break
+            if known:
+                kept.append(element)
+        else:
+            return _one_shot(call, containers.new_list(call, kept))
+    return _one_shot(call, containers.new_list(call, None, item=inner.element))
+
+
+def _one_shot(call: Call, ref):
+    call.state.set_attrs(ref, {"one_shot": True})
+    return ref
 
 
 def _any_all(call: Call, name: str):

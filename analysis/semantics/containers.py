@@ -89,9 +89,10 @@ def iterate(call: Call, ref: ObjectRef):
     attrs = state.attrs(ref)
     if ref.kind == "list":
         items = attrs.get("items")
+        consume(state, ref)
         if items is not None:
             items = [state.fresh(v) for v in items]
-            return Iteration(items, join_all(items), bool(items))
+            return Iteration(items, join_all(items), bool(items), exhausted=bool(attrs.get("exhausted")))
         first = attrs.get("first")
         return Iteration(None, state.fresh(attrs.get("item", UNKNOWN)), attrs.get("nonempty"),
                          renewed=bool(attrs.get("renewed")),
@@ -101,6 +102,13 @@ def iterate(call: Call, ref: ObjectRef):
         keys = [_key_value(k) for k in entries]
         return Iteration(keys, join_all(keys), bool(keys))
     return Iteration(None, UNKNOWN, attrs.get("nonempty"))
+
+
+def consume(state, value) -> None:
+    """An iterator (`filter(...)`) is used up by whoever iterates it (a loop, `list()`,
+    an optimizer made from it): iterated again, it gives nothing."""
+    if isinstance(value, ObjectRef) and value.kind == "list" and state.attrs(value).get("one_shot"):
+        state.set_attrs(value, {"items": (), "nonempty": False, "first": None, "exhausted": True})
 
 
 def _key_value(key):

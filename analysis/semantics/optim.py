@@ -65,6 +65,7 @@ def init_optimizer(call: Call, ref: ObjectRef, params_value) -> None:
     from autograd_lsp.analysis.semantics import containers
     state = call.state
     tensors, complete, modules = collect_params(call, params_value)
+    containers.consume(state, params_value)      # (a `filter(...)` handed over is used up)
     call.extra["params"] = tensors
     group = containers.new_dict(_sub(call, 0), {"params": containers.new_list(
         _sub(call, 1), tensors if complete else None, item=None if complete else UNKNOWN)}, True)
