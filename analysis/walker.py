@@ -87,7 +87,9 @@ def _keep_marks_of_nodes_made_in(loop, completed: State, exits: list) -> None:
     path that skips it: what every pass agrees on about it (freed by a backward, its
     saved tensor changed in place) holds wherever it exists, after the loop too (the
     attention weights of each decoder step, changed in place after the softmax saved
-    them, then one backward through the stacked outputs)."""
+    them, then one backward through the stacked outputs). A name bound both before the
+    loop and in it joins the two tensors, so a backward after the loop through it is
+    judged for the loop that runs, as `_keep_totals_made_tensors` judges a total."""
     live = [e for e in exits if e.reachable]
     if not completed.reachable or not live:
         return
