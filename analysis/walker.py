@@ -74,6 +74,17 @@ PROJECT_CALLS_BUDGET = 10_000
 # runs' steps there. (A quarter: the same findings over twenty-four public
 # repositories, 5% less CPU than the whole budget.)
 PROJECT_SHARE = 4
+# A decorator of the analysed code runs for what it does; one that took more than
+# DECORATOR_STEPS steps a run on average over its first DECORATOR_RUNS applications
+# in a run is not run again there: each further application acts as a call of
+# unknown code, and the lists and dicts its text names (its registries) may hold
+# other items. timm's `@register_model`, applied to a thousand model builders,
+# each time reads and rebuilds the pretrained configurations of the module (15% of
+# the library's analysis, for a registry no file's findings look into); a plain
+# `REGISTRY[name] = fn` costs a few steps and always runs, so what is built from
+# such a registry stays known.
+DECORATOR_RUNS = 8
+DECORATOR_STEPS = 200
 
 
 class _OverBudget(Exception):
@@ -231,6 +242,8 @@ class Walker:
         self.followed_functions: set = set()
         self.followed_nodes: set = set()
         self.torch_name: str | None = None
+        self._decorator_runs: dict = {}  # decorator's def node -> (applications run, their steps)
+        self._decorator_words: dict = {}  # decorator's def node -> the names its text reads
 
     # -- identities ----------------------------------------------------------------------
 
@@ -697,11 +710,40 @@ class Walker:
         function = FunctionValue(node, frame.source, qualname or name, defaults, kw_defaults, closure,
                                  no_grad, is_static, is_class, is_property)
         for decorator in reversed(own_decorators):
-            # A decorator of the analysed code runs for what it does (`@register("mlp")`
-            # filling a registry of encoders), as a class's does; the name stays bound
-            # to the function, whatever the decorator is seen to return.
-            self.apply(decorator, Call(node, [function], {}, state, ctx, self, frame))
+            self.apply_decorator(decorator, function, node, state, frame, ctx)
         return function
+
+    def apply_decorator(self, decorator, target, node, state: State, frame: Frame, ctx: Context) -> None:
+        """Run a decorator of the analysed code on a function or class for what it does
+        (`@register("mlp")` filling a registry of encoders); the name stays bound to
+        `target`, whatever the decorator is seen to return. A costly one stops
+        running after DECORATOR_RUNS applications and acts as unknown code."""
+        call = Call(node, [target], {}, state, ctx, self, frame)
+        function = decorator.function if isinstance(decorator, BoundMethod) else decorator
+        runs, spent = self._decorator_runs.get(function.node, (0, 0))
+        if runs < DECORATOR_RUNS or spent <= DECORATOR_STEPS * runs:
+            before = self.steps + state.work[0]
+            self.apply(decorator, call)
+            self._decorator_runs[function.node] = (runs + 1, spent + self.steps + state.work[0] - before)
+            return
+        py.havoc(call)
+        globals_ = getattr(function.source, "module_names", None)
+        if globals_ is None:
+            globals_ = frame.globals if frame.globals is not None else state.names
+        words = self._decorator_words.get(function.node)
+        if words is None:
+            words = self._decorator_words[function.node] = frozenset(
+                n.id for n in nodes(function.node) if isinstance(n, ast.Name))
+        named = [scope[word] for scope in (function.closure or {}, globals_) for word in words if word in scope]
+        if isinstance(decorator, BoundMethod):
+            named.append(decorator.receiver)
+        # A registry object's own lists and dicts (`@MODELS.register`, or `self` in the
+        # closure of what `@MODELS.register_module()` returned).
+        named.extend(item for value in named if isinstance(value, ObjectRef) and value.kind == "instance"
+                     for item in state.attrs(value).values())
+        for value in named:
+            if isinstance(value, ObjectRef) and value.kind in ("list", "dict"):
+                containers.forget(state, value)
 
     # -- binding ------------------------------------------------------------------------------
 

@@ -71,10 +71,7 @@ def make_class(walker, node: ast.ClassDef, state, frame, ctx) -> ClassValue:
         _OWNER[fn] = cls
     for decorator in reversed(decorators):
         if isinstance(decorator, (FunctionValue, BoundMethod)):
-            # A decorator of the analysed code runs for what it does (`@register("mlp")`
-            # filling a registry of models); the name stays bound to the class, whatever
-            # the decorator is seen to return.
-            walker.apply(decorator, Call(node, [cls], {}, state, ctx, walker, frame))
+            walker.apply_decorator(decorator, cls, node, state, frame, ctx)
     return cls
 
 
