@@ -16,8 +16,22 @@ def _builders(registry: str = "register") -> str:
                    for i in range(MANY))
 
 
-def _codes(source: str) -> list:
-    return [(f.name, f.line) for f in analyze(source)]
+_REGISTER = ("import torch\nimport torch.nn as nn\nMODELS = {}\n"
+             "def register(name):\n"
+             "    def deco(fn):\n        MODELS[name] = fn\n        return fn\n"
+             "    return deco\n")
+
+
+def _if_registered(registry: str) -> str:
+    """A nonscalar backward under `if <the last builder> in registry:`."""
+    return (f"if 'net{MANY - 1}' in {registry}:\n"
+            "    w = torch.randn(3, requires_grad=True)\n"
+            "    (w * 2).backward()\n")
+
+
+def _reported_on_last_line(source: str) -> bool:
+    found = [(f.name, f.line) for f in analyze(source)]
+    return ("nonscalar-backward", source.count("\n")) in found
 
 
 @pytest.fixture
@@ -29,16 +43,7 @@ def test_a_registry_filled_by_many_applications_is_not_known_to_lack_the_last(ev
     """The last builders are registered by applications past the limit: the registry
     may hold them, so `name in MODELS` is not known false (which would skip the
     branch and what it holds)."""
-    source = ("import torch\nimport torch.nn as nn\nMODELS = {}\n"
-              "def register(name):\n"
-              "    def deco(fn):\n        MODELS[name] = fn\n        return fn\n"
-              "    return deco\n"
-              + _builders()
-              + f"if 'net{MANY - 1}' in MODELS:\n"
-              "    w = torch.randn(3, requires_grad=True)\n"
-              "    (w * 2).backward()\n")
-    line = source.count("\n")
-    assert ("nonscalar-backward", line) in _codes(source)
+    assert _reported_on_last_line(_REGISTER + _builders() + _if_registered("MODELS"))
 
 
 def test_a_registry_object_filled_through_a_decorator_factory(every_decorator_costly):
@@ -51,25 +56,14 @@ def test_a_registry_object_filled_through_a_decorator_factory(every_decorator_co
               "        def deco(fn):\n            self.items[name] = fn\n            return fn\n"
               "        return deco\n"
               "MODELS = Registry()\n"
-              + _builders("MODELS.register")
-              + f"if 'net{MANY - 1}' in MODELS.items:\n"
-              "    w = torch.randn(3, requires_grad=True)\n"
-              "    (w * 2).backward()\n")
-    line = source.count("\n")
-    assert ("nonscalar-backward", line) in _codes(source)
+              + _builders("MODELS.register") + _if_registered("MODELS.items"))
+    assert _reported_on_last_line(source)
 
 
 def test_a_cheap_registry_stays_known():
     """A registry that a cheap decorator fills, however many times, is known: what
     the script builds from it is followed (a model's output backwarded without a
     reduction)."""
-    source = ("import torch\nimport torch.nn as nn\nMODELS = {}\n"
-              "def register(name):\n"
-              "    def deco(fn):\n        MODELS[name] = fn\n        return fn\n"
-              "    return deco\n"
-              + _builders()
-              + f"model = MODELS['net{MANY - 1}']()\n"
-              "out = model(torch.randn(4, 3))\n"
-              "out.backward()\n")
-    line = source.count("\n")
-    assert ("nonscalar-backward", line) in _codes(source)
+    assert _reported_on_last_line(_REGISTER + _builders() + f"model = MODELS['net{MANY - 1}']()\n"
+                                  "out = model(torch.randn(4, 3))\n"
+                                  "out.backward()\n")
