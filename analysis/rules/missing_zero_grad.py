@@ -306,6 +306,38 @@ class MissingZeroGrad(Rule):
             "        norms.append(model.weight.grad.norm().item())\n"
             "        opt.step()\n",
             Silent("norms[3] > 2.5 * norms[0]", "each step uses the sum of every batch's gradients"), line=11),
+        # The same in a training engine whose step counter lives on `self` (its value
+        # unknown once batches of a loader went by): any integer modulo 1 is 0, so the
+        # clear at the start of each accumulation window never runs.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "from types import SimpleNamespace\n"
+            "from torch.utils.data import DataLoader, TensorDataset\n"
+            "class Engine:\n"
+            "    def __init__(self, model, optimizer, config):\n"
+            "        self.model, self.optimizer, self.config = model, optimizer, config\n"
+            "        self.iteration = 0\n"
+            "        self.norms = []\n"
+            "    def train_step(self, x):\n"
+            "        self.iteration += 1\n"
+            "        if self.iteration % self.config.iteration_per_update == 1:\n"
+            "            self.optimizer.zero_grad()\n"
+            "        self.model(x).pow(2).mean().backward()\n"
+            "        self.norms.append(self.model.weight.grad.norm().item())\n"
+            "        if self.iteration % self.config.iteration_per_update == 0:\n"
+            "            self.optimizer.step()\n"
+            "    def run(self, loader, epochs):\n"
+            "        for epoch in range(epochs):\n"
+            "            for (x,) in loader:\n"
+            "                self.train_step(x)\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 2)\n"
+            "engine = Engine(model, torch.optim.SGD(model.parameters(), lr=1e-4),\n"
+            "                SimpleNamespace(iteration_per_update=1))\n"
+            "engine.run(DataLoader(TensorDataset(torch.randn(32, 4)), batch_size=8), 2)\n",
+            Silent("engine.norms[3] > 3.5 * engine.norms[0]", "each step uses the sum of every batch's gradients"),
+            line=14),
         # The tutorial's custom ReLU, without the clearing after the update.
         Example(
             _MY_RELU +

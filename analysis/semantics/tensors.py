@@ -177,6 +177,10 @@ def _number_op(op, left: NumberValue, right: NumberValue):
         if isinstance(value, complex):
             return NumberValue("complex")
         return NumberValue(kind, value)
+    if op == "remainder" and kind == "int" and b in (1, -1) and not isinstance(b, Sym):
+        # Any integer modulo 1 is 0: `step % accumulation == 0` with accumulation 1
+        # holds on every step, and `== 1` on none.
+        return NumberValue("int", 0)
     return NumberValue(kind)
 
 
