@@ -21,11 +21,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from autograd_lsp.analysis.facts import (UNKNOWN, GradAttr, ObjectRef, TensorFacts, TupleValue, join,
-                            join_tensors, replace, tids_of, weakened)
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, ClassValue, FunctionValue, GradAttr,
+                                         NumberValue, ObjectRef, StrValue, TensorFacts, TorchName, TupleValue,
+                                         join, join_tensors, replace, tids_of, weakened)
 
 
 _GONE = object()
+# Values that hold no tensor: `State.fresh` hands them back at once (most of what
+# it is asked about: objects, functions, numbers, strings).
+_PLAIN = frozenset((ObjectRef, FunctionValue, ClassValue, BoundMethod, NumberValue, StrValue,
+                    TorchName, type(UNKNOWN), type(NONE)))
 
 
 class Layered:
@@ -42,10 +47,11 @@ class Layered:
         self.top = top if top is not None else {}
 
     def get(self, key, default=None):
-        value = self.top.get(key, _GONE)
-        if value is _GONE:
-            return default if key in self.top else self.base.get(key, default)
-        return value
+        top = self.top
+        if key in top:
+            value = top[key]
+            return default if value is _GONE else value
+        return self.base.get(key, default)
 
     def __contains__(self, key) -> bool:
         if key in self.top:
@@ -175,6 +181,11 @@ class State:
 
     def fresh(self, value):
         """`value` with the current facts of the tensors it holds."""
+        kind = type(value)
+        if kind is TensorFacts:
+            return self._current(value)
+        if kind in _PLAIN:
+            return value
         if isinstance(value, TensorFacts):
             return self._current(value)
         if isinstance(value, GradAttr):
