@@ -233,6 +233,11 @@ CASES = [
      "feats = torch.nn.Linear(3, 2)(torch.randn(8, 3))\n"
      "for (xb,) in DataLoader(TensorDataset(feats), batch_size=4):\n    pass\nxb\n", "xb",
      dict(requires_grad=True, is_leaf=False, grad_fn="StackBackward0")),
+    # Prioritised replay: priorities appended in a loop (the first one the default
+    # of `max` over none), drawn from by index.
+    ("import torch\nprios = []\nfor k in range(20):\n    prios.append(max(prios, default=1.0))\n"
+     "idx = torch.multinomial(torch.tensor(prios), 16, replacement=True)\nidx\n", "idx",
+     dict(requires_grad=False, dtype="int64", shape=(16,))),
 ]
 
 
@@ -318,3 +323,14 @@ def test_a_permutation_a_range_and_per_sample_draws_of_a_batch_have_its_length()
                   "    p = torch.randperm(xb.size(0)) * beta.sample((xb.size(0),)) + torch.arange(xb.size(0))\n"
                   "p\n", "p")
     assert len(value.shape) == 1 and getattr(value.shape[0], "first", None) == 4
+
+
+def test_a_tensor_of_a_list_of_unknown_length_has_its_items_dimensions():
+    source = ("import torch\nrows = []\nfor k in range(50):\n    rows.append((float(k), 0.0, 1.0))\n"
+              "t = torch.tensor(rows)\nt\n")
+    value = facts(source, "t")
+    assert (value.shape, value.dtype) == ((None, 3), "float32")
+    torch = pytest.importorskip("torch")
+    namespace: dict = {}
+    exec(compile(source, "<case>", "exec"), namespace)
+    assert tuple(namespace["t"].shape)[1:] == (3,) and namespace["t"].dtype == torch.float32

@@ -159,6 +159,26 @@ class NonscalarBackward(Rule):
     }
 
     bad = (
+        # Prioritised replay: a batch drawn by index from priorities appended as
+        # transitions come, each TD error weighted by the mean weight (`*` binds
+        # before the reduction the author meant for the product).
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "q = nn.Linear(4, 2)\n"
+            "memory, prios = [], []\n"
+            "for t in range(40):\n"
+            "    memory.append(torch.randn(4))\n"
+            "    prios.append(max(prios, default=1.0))\n"
+            "probs = torch.tensor(prios) / sum(prios)\n"
+            "idx = torch.multinomial(probs, 8, replacement=True)\n"
+            "weights = (len(memory) * probs[idx]) ** -0.4\n"
+            "states = torch.stack([memory[i] for i in idx.tolist()])\n"
+            "td_error = 1.0 - q(states).max(1, keepdim=True)[0]\n"
+            "loss = td_error.pow(2) * weights.mean()\n"
+            "loss.backward()\n",
+            Raises("RuntimeError", RUNTIME), line=15),
         # Mixup with one lambda per sample, drawn for the batch a loader hands out and
         # paired by a permutation of it: the per-sample losses are never reduced.
         Example(

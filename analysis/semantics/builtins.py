@@ -441,6 +441,9 @@ def _min_max(call: Call):
     if len(values) == 1:
         inner = iterate(call, values[0])
         values = inner.elements if inner.elements is not None else [inner.element]
+        if "default" in call.kwargs:
+            # `max(priorities, default=1.0)`: the default when the items are none.
+            values = [*values, call.kwargs["default"]]
     return join_all([call.state.fresh(v) for v in values]) if values else UNKNOWN
 
 

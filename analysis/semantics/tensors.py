@@ -744,9 +744,10 @@ def _data_shape_dtype(call: Call, data):
     elif isinstance(data, ObjectRef) and data.kind == "list":
         items = containers.known_items(call.state, data)
         if items is None:
-            # How many is not known; what kind of number each is may be.
-            _, dtype = _data_shape_dtype(call, call.state.fresh(containers.item_of(call.state, data)))
-            return None, dtype
+            # How many is not known (a list appended to in a loop); what each item
+            # is may be: one more dimension, of unknown size, before the item's.
+            inner, dtype = _data_shape_dtype(call, call.state.fresh(containers.item_of(call.state, data)))
+            return (None,) + inner if inner is not None else None, dtype
     if items is None:
         return None, None
     if not items:
@@ -962,10 +963,10 @@ def _normal(call: Call):
     return factory(call)
 
 
-def _multinomial(call: Call, probs):
+def _multinomial(call: Call, probs, count_at: int):
     """Indices drawn from `probs`: int64, never requiring grad (nothing flows back
     through a draw); one row of `num_samples` per row of `probs`."""
-    count = call.number(1 if call.receiver is None else 0, "num_samples")
+    count = call.number(count_at, "num_samples")
     shape = None
     if isinstance(probs, TensorFacts) and probs.shape is not None and len(probs.shape) in (1, 2) \
             and isinstance(count, int):
@@ -975,7 +976,7 @@ def _multinomial(call: Call, probs):
 
 @function("torch.multinomial")
 def _torch_multinomial(call: Call):
-    return _multinomial(call, call.arg(0, "input"))
+    return _multinomial(call, call.arg(0, "input"), 1)
 
 
 @function("torch.clone")
@@ -1178,7 +1179,7 @@ def _item(call: Call):
 
 @tensor_method("multinomial")
 def _multinomial_method(call: Call):
-    return _multinomial(call, call.receiver)
+    return _multinomial(call, call.receiver, 0)
 
 
 @tensor_method("tolist")
