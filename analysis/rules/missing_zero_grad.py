@@ -855,9 +855,11 @@ class MissingZeroGrad(Rule):
             loop = _loop_of_earlier_pass(since, event.ctx)
             if loop is None or loop in reported:
                 continue
-            events = [e for e in trace.inside(loop, first_pass=False)
-                      if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
-            if not event.ctx.always_runs_in(loop) and any(_clears(e, event) for e in events):
+            every_pass = trace.inside(loop, first_pass=False)
+            events = [e for e in every_pass if e.ctx.loop_pass_of(loop) == event.ctx.loop_pass_of(loop)]
+            # (A clear on any pass: unrolled over a known list, the pass that steps may
+            # not be the one that clears, at the start of the next window.)
+            if not event.ctx.always_runs_in(loop) and any(_clears(e, event) for e in every_pass):
                 continue      # step and clearing under a condition: gradient accumulation on purpose
             if any(_clears_unseen(e) for e in events):
                 continue      # `p.grad = None` for a `p` we cannot see may be the clear this step needs
