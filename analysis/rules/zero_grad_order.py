@@ -76,6 +76,27 @@ _CALLBACKS = (
 )
 
 
+# Micro-batches of a batch, a step every `accum` of them (`{clear}`: where the
+# gradients are cleared; `{after_step}`: what follows the step).
+_CLEARED_EACH_TIME = (
+    "import torch\n"
+    "import torch.nn as nn\n"
+    "torch.manual_seed(0)\n"
+    "model = nn.Linear(4, 2)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "accum = 4\n"
+    "same = []\n"
+    "for step, x in enumerate(torch.randn(8, 3, 4)):\n"
+    "{clear}"
+    "    (model(x).pow(2).mean() / accum).backward()\n"
+    "    if (step + 1) % accum == 0:\n"
+    "        alone = torch.autograd.grad(model(x).pow(2).mean() / accum, model.weight)[0]\n"
+    "        same.append(torch.allclose(model.weight.grad, alone))\n"
+    "        opt.step()\n"
+    "{after_step}"
+)
+
+
 class ZeroGradOrder(Rule):
     code = "AG202"
     name = "zero-grad-order"
@@ -109,13 +130,18 @@ class ZeroGradOrder(Rule):
                "fix_after_step": "Move {zero} after {step}",
                "fix_early": "Move {step} after the backward",
                "manual": "`{grad}` was zeroed after the backward that filled it: this update "
-                         "subtracts zeros and `{name}` does not move"},
+                         "subtracts zeros and `{name}` does not move",
+               "accumulation": "`{zero}` runs on every iteration but `{step}` only on some: the "
+                               "gradients of the iterations before a step are cleared before it "
+                               "uses them, so each step sees only its own iteration's"},
         "zh": {"between": "`{zero}` 在 backward() 之后、`{step}` 之前执行：step 看到的是已清空的梯度，参数不会更新",
                "early": "`{step}` 在 `{zero}` 之后、本次迭代的 backward() 之前执行：它用的是已清空的梯度",
                "fix_between": "把 {zero} 移到 backward 之前",
                "fix_after_step": "把 {zero} 移到 {step} 之后",
                "fix_early": "把 {step} 移到 backward 之后",
-               "manual": "`{grad}` 在填充它的 backward 之后已被清零：这次更新减去的是零，`{name}` 不会改变"},
+               "manual": "`{grad}` 在填充它的 backward 之后已被清零：这次更新减去的是零，`{name}` 不会改变",
+               "accumulation": "`{zero}` 每次迭代都执行，而 `{step}` 只在部分迭代执行：step 之前那些迭代的梯度"
+                               "在被使用前就已清空，每次 step 只看到本次迭代的梯度"},
     }
 
     bad = (
@@ -191,6 +217,12 @@ class ZeroGradOrder(Rule):
         Example(_TWO_BRANCHES.format(rest="    if (i + 1) % accum == 0:\n        optimizer.step()\n"
                                           "    loss.backward()\n"),
                 Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=14),
+        # Gradient accumulation undone: the clear at the top of every micro-batch throws
+        # away what the micro-batches before a step backwarded.
+        Example(_CLEARED_EACH_TIME.format(clear="    opt.zero_grad()\n", after_step=""),
+                Silent("len(same) == 2 and all(same)", "each step uses only its own micro-batch's gradient"),
+                line=9,
+                fixed=_CLEARED_EACH_TIME.format(clear="", after_step="        opt.zero_grad()\n")),
         Example(_ACCUMULATION.format(clear_and_step="        optimizer.zero_grad()\n        optimizer.step()\n"),
                 Silent("torch.equal(before, model.weight.detach())", "the weights never move"), line=12,
                 fixed=_ACCUMULATION.format(clear_and_step="        optimizer.step()\n"
@@ -258,6 +290,13 @@ class ZeroGradOrder(Rule):
                 Silent("torch.equal(start, model.weight.detach())", "the weights never move"), line=18),
     )
     good = (
+        # Accumulation done right: cleared at the start of each window only.
+        Example(_CLEARED_EACH_TIME.format(clear="    if step % accum == 0:\n        opt.zero_grad()\n",
+                                          after_step="")),
+        # A warm-up that backwards without stepping (to gather gradient statistics):
+        # each step is meant to use its own iteration's gradient.
+        Example(_CLEARED_EACH_TIME.replace("(step + 1) % accum == 0", "step >= 3").format(
+            clear="    opt.zero_grad()\n", after_step="")),
         Example(_CALLBACKS.format(after_logging="")),
         # The same updates, each clearing after it has read the gradient.
         Example(
@@ -339,6 +378,7 @@ class ZeroGradOrder(Rule):
         yield from self._manual_updates(trace, locale)
         if not any(e.method == "zero_grad" for e in trace.calls()):
             return                  # every finding here is about a clear
+        yield from self._accumulation_cleared(trace, locale)
         # One straight-line sequence per loop body (or function body without loop) of
         # each run of a function: the first pass over it, with every pass of the loops
         # over known collections it holds (see _body_loop).
@@ -390,6 +430,42 @@ class ZeroGradOrder(Rule):
                 not _unconditional(e, loop) and (e.method == "step" or is_backward(e)))]
             if any(e.method == "step" and not e.ctx.ran_in_pass_of(loop) for e in maybe):
                 yield from self._check_sequence(maybe, locale, branch=True)
+
+    def _accumulation_cleared(self, trace, locale):
+        """Gradient accumulation undone: a clear on every iteration before the backward,
+        the step under a condition that was false on the first iteration (`if (step +
+        1) % accum == 0`). The first iteration's gradients never reach a step: the next
+        iteration clears them, and so on between any two steps."""
+        calls = trace.calls()
+        said = set()
+        for zero in calls:
+            loop = zero.ctx.loop
+            if zero.method != "zero_grad" or zero.node.args or "cleared" not in zero.extra \
+                    or loop is None or zero.ctx.loop_pass_of(loop) != 0 or not zero.ctx.always_runs_in(loop) \
+                    or zero.node in said:
+                continue
+            depth = zero.ctx.loops.index(loop)
+            # The same run of the loop: the same passes over the loops around it.
+            run = [e for e in calls if loop in e.ctx.loops and e.ctx.loops.index(loop) == depth
+                   and e.ctx.passes[:depth] == zero.ctx.passes[:depth]]
+            steps = [e for e in run if e.method == "step" and _same_parameters(zero, e)]
+            if not steps or any(e.ctx.loop_pass_of(loop) == 0 for e in steps):
+                continue        # no step, or one that may run on the first iteration
+            step = steps[0]
+            if not _every_few_iterations(step, loop):
+                continue        # a step that starts later (a warm-up) is not accumulation
+            first = [e for e in run if e.ctx.loop_pass_of(loop) == 0]
+            if not any(is_backward(e) and _reaches(e, step) for e in first[first.index(zero) + 1:]):
+                continue
+            # On the pass where the step runs, this clear ran before it.
+            later = [e for e in run if e.ctx.loop_pass_of(loop) == step.ctx.loop_pass_of(loop)]
+            if not any(e.node is zero.node for e in later[:later.index(step)]):
+                continue
+            said.add(zero.node)
+            names = dict(zero=source_of(zero.node, zero), step=source_of(step.node, step))
+            fix = _moved(self.text("fix_after_step", locale, **names), zero, "line_after", step)
+            own = sole_statement(zero) is not None and step.ctx.stmt is not None
+            yield Report(zero.node, self.text("accumulation", locale, **names), (fix,) if own else (), zero)
 
     def _manual_updates(self, trace, locale):
         """`w.data -= lr * w.grad.data` (or `w -= ...` under no_grad) reading a gradient
@@ -497,6 +573,16 @@ def _body_loop(ctx) -> tuple:
     while index > 0 and ctx.loops[index].unrolled:
         index -= 1
     return (ctx.loops[index] if index >= 0 else None), index
+
+
+def _every_few_iterations(step: CallEvent, loop) -> bool:
+    """The step is under an `if` of `loop`'s body whose test takes a remainder
+    (`if (step + 1) % accum == 0:`): it runs every few iterations."""
+    blocks = step.ctx.blocks
+    inner = blocks[blocks.index(loop) + 1:] if loop in blocks else ()
+    tests = [b.test if isinstance(b, ast.If) else b.node.test for b in inner
+             if isinstance(b, (ast.If, Decided, Invariant))]
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for test in tests for n in ast.walk(test))
 
 
 def _unconditional(event: CallEvent, loop) -> bool:
