@@ -601,6 +601,37 @@ class MissingZeroGrad(Rule):
             Silent("history == [2.0, 4.0, 6.0]", "the bias gradient grows 2, 4, 6"), line=8),
     )
     good = (
+        # An ignite-like engine: the update function steps, a handler registered for
+        # each completed iteration (in a defaultdict of lists) clears.
+        Example(
+            "from collections import defaultdict\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "class Engine:\n"
+            "    def __init__(self, update):\n"
+            "        self.update = update\n"
+            "        self.handlers = defaultdict(list)\n"
+            "    def on(self, event):\n"
+            "        def register(fn):\n"
+            "            self.handlers[event].append(fn)\n"
+            "            return fn\n"
+            "        return register\n"
+            "    def run(self, batches):\n"
+            "        for batch in batches:\n"
+            "            self.update(batch)\n"
+            "            for fn in self.handlers['iteration_completed']:\n"
+            "                fn(self)\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(4, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "def update(batch):\n"
+            "    model(batch).pow(2).mean().backward()\n"
+            "    opt.step()\n"
+            "engine = Engine(update)\n"
+            "@engine.on('iteration_completed')\n"
+            "def clear(engine):\n"
+            "    opt.zero_grad()\n"
+            "engine.run([torch.randn(8, 4) for _ in range(3)])\n"),
         # Per-task gradients measured between the backwards of one step: the running
         # sum is read before and after each task's backward, and the step clears.
         Example(

@@ -166,6 +166,13 @@ def getitem(walker, state, base, index, node, frame, ctx):
         if base.kind == "dict":
             entries = entries_of(state, base)
             key = key_of(index)
+            factory = state.attrs(base).get("_factory")
+            if factory is not None and (entries is None or key is None or key not in entries):
+                # A defaultdict makes the missing entry it is asked for, and keeps it.
+                made = _made_by(factory, walker.call_for(node, state, frame, ctx))
+                setitem(state, base, index, made)
+                # (With entries not known, the one asked for may exist already.)
+                return made if key is not None and entries is not None else item_of(state, base)
             if entries is not None and key is not None:
                 return state.fresh(entries.get(key, UNKNOWN))
             return item_of(state, base)
@@ -176,6 +183,18 @@ def getitem(walker, state, base, index, node, frame, ctx):
     if isinstance(base, StrValue):
         return StrValue()
     return UNKNOWN
+
+
+# The factories of a defaultdict whose missing entries the analysis makes itself.
+DEFAULT_FACTORIES = ("list", "dict", "int", "float")
+
+
+def _made_by(factory: str, call: Call):
+    if factory == "list":
+        return new_list(call, [])
+    if factory == "dict":
+        return new_dict(call, {}, True)
+    return NumberValue(factory, 0 if factory == "int" else 0.0)
 
 
 # -- changing them ------------------------------------------------------------------------------

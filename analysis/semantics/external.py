@@ -3,7 +3,7 @@ through: NumPy conversions, `copy.deepcopy` of models, progress bars that pass
 their iterable on, `itertools.chain` of parameter lists, `math` numbers."""
 from __future__ import annotations
 
-from autograd_lsp.analysis.facts import (NONE, UNKNOWN, ExternalName, NamedTupleType, NumberValue, ObjectRef,
+from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BuiltinName, ExternalName, NamedTupleType, NumberValue, ObjectRef,
                             Partial, StrValue, TensorFacts, TupleValue, Unknown, join_all, replace)
 from autograd_lsp.analysis.records import record
 from autograd_lsp.analysis.semantics import PREFIXES, Call, function, method
@@ -423,6 +423,14 @@ def _collections(call: Call):
     from autograd_lsp.analysis.semantics import containers
     if call.qualname and call.qualname.endswith("OrderedDict") and not call.args:
         return containers.new_dict(call, dict(call.kwargs), True)
+    factory = call.arg(0, "default_factory", None)
+    if call.qualname and call.qualname.endswith("defaultdict") and len(call.args) <= 1 and not call.kwargs \
+            and isinstance(factory, BuiltinName) and factory.name in containers.DEFAULT_FACTORIES:
+        # `defaultdict(list)`: known entries, and a missing key read makes its own
+        # (`handlers[event].append(fn)`, then `for fn in handlers[event]`).
+        ref = containers.new_dict(call, {}, True)
+        call.state.set_attr(ref, "_factory", factory.name)
+        return ref
     return containers.new_dict(call, {}, False)
 
 
