@@ -251,3 +251,20 @@ def test_a_layer_of_a_models_method_said_at_a_helper_call_names_the_model():
     namespace: dict = {}
     exec(compile(source, "<case>", "exec"), namespace)
     assert namespace["outs"][0].grad_fn is not None
+
+
+def test_a_helper_returning_backward_is_said_at_its_return_and_at_the_call_keeping_it():
+    from autograd_lsp.analysis import analyze
+    source = ("import torch\n"
+              "class Model:\n"
+              "    def __init__(self):\n"
+              "        self.w = torch.ones(2, requires_grad=True)\n"
+              "    def backward_G(self, x):\n"
+              "        self.loss = (self.w * x).sum()\n"
+              "        return self.loss.backward()\n"
+              "    def optimize(self, x):\n"
+              "        loss_G = self.backward_G(x)\n"
+              "        return {'G': loss_G}\n"
+              "metrics = Model().optimize(torch.ones(2))\n")
+    found = sorted((f.name, f.line) for f in analyze(source))
+    assert found == [("backward-returns-none", 7), ("backward-returns-none", 9)]

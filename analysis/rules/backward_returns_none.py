@@ -35,10 +35,13 @@ class BackwardReturnsNone(Rule):
     messages = {
         "en": {"message": "backward() returns None, so this value is always None; read "
                           "the leaves' .grad or use torch.autograd.grad",
-               "fix": "Use torch.autograd.grad({target}, {leaf})[0]"},
+               "fix": "Use torch.autograd.grad({target}, {leaf})[0]",
+               "forwarded": "`{name}` returns what backward() returns, None, and a caller keeps it "
+                            "as a value"},
         "zh": {"message": "backward() 返回 None，这里的值永远是 None；请读取叶子的 .grad 或使用 "
                           "torch.autograd.grad",
-               "fix": "改用 torch.autograd.grad({target}, {leaf})[0]"},
+               "fix": "改用 torch.autograd.grad({target}, {leaf})[0]",
+               "forwarded": "`{name}` 返回 backward() 的返回值 None，而调用方把它当作一个值保存"},
     }
 
     bad = (
@@ -111,8 +114,10 @@ class BackwardReturnsNone(Rule):
                 # unless the caller keeps it (`loss = self.backward()`).
                 site = event.ctx.calls[-1] if event.ctx.calls else None
                 if isinstance(site, CallSite) and _kept(site):
-                    yield Report(site.node, called_here(event.ctx.function.node.name,
-                                                        self.text("message", locale), locale), (), site)
+                    name = event.ctx.function.node.name
+                    yield Report(site.node, called_here(name, self.text("message", locale), locale), (), site)
+                    # Said at the return too: dropping it from the helper is one fix.
+                    yield Report(event.node, self.text("forwarded", locale, name=name), (), event)
                 continue
             if not isinstance(event.receiver, TensorFacts) and trace.torch_name is None:
                 continue      # a module that does not import torch: another library's backward
