@@ -210,6 +210,29 @@ CASES = [
     ("import torch\np = torch.softmax(torch.randn(5, requires_grad=True), 0)\n"
      "a = torch.multinomial(p, 1).item()\nlp = torch.log(p[a])\nlp\n", "lp",
      dict(requires_grad=True, is_leaf=False, shape=())),
+    # An in-place write takes what it writes from its values argument, after the
+    # dim, index or mask (a graph layer summing messages with index_add_), or from
+    # every tensor it is given.
+    ("import torch\nh = torch.randn(4, 2, requires_grad=True) * 2\ndst = torch.tensor([0, 1, 1, 3])\n"
+     "out = torch.zeros_like(h).index_add_(0, dst, h)\nout\n", "out",
+     dict(requires_grad=True, is_leaf=False, shape=(4, 2))),
+    ("import torch\nm = torch.randn(3, requires_grad=True) * 2\n"
+     "o = torch.zeros(5).scatter_add_(0, torch.tensor([0, 2, 4]), m)\no\n", "o",
+     dict(requires_grad=True, is_leaf=False, shape=(5,))),
+    ("import torch\nw = torch.randn(3, requires_grad=True)\n"
+     "a = torch.zeros(3).addcmul_(torch.ones(3), w * 2)\na\n", "a",
+     dict(requires_grad=True, is_leaf=False, shape=(3,))),
+    ("import torch\ns = torch.randn(3, requires_grad=True).sum()\n"
+     "f = torch.zeros(3).masked_fill_(torch.tensor([True, False, True]), s)\nf\n", "f",
+     dict(requires_grad=True, is_leaf=False, shape=(3,))),
+    ("import torch\nw = torch.randn(3, requires_grad=True) * 2\n"
+     "k = torch.zeros(3).index_fill_(0, torch.tensor([1]), 5.0)\nk\n", "k",
+     dict(requires_grad=False, is_leaf=True, shape=(3,))),
+    # `.type(torch.DoubleTensor)` (an old notebook's precision): a copy, not a leaf.
+    ("import torch\ndtype = torch.DoubleTensor\nw = torch.randn(3, 2, requires_grad=True).type(dtype)\nw\n", "w",
+     dict(requires_grad=True, is_leaf=False, dtype="float64", shape=(3, 2), grad_fn="ToCopyBackward0")),
+    ("import torch\nw = torch.zeros(2, requires_grad=True).type('torch.FloatTensor')\nw\n", "w",
+     dict(requires_grad=True, is_leaf=True, dtype="float32", shape=(2,))),
     # Indices: argsort keeps the shape; NumPy's counts are integers.
     ("import torch\na = torch.randn(3, 5, requires_grad=True).argsort(dim=1)\na\n", "a",
      dict(requires_grad=False, dtype="int64", shape=(3, 5))),

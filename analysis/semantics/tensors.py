@@ -1302,6 +1302,12 @@ def _conversion_target(call: Call):
         if found and key in (None, "dtype"):
             dtype = found
             continue
+        legacy = _legacy_type(value) if call.method == "type" and key in (None, "dtype") else None
+        if legacy is not None:
+            # `w.type(torch.DoubleTensor)`, as old notebooks pick a precision (and,
+            # with `torch.cuda.FloatTensor`, the GPU).
+            dtype, device = legacy
+            continue
         if isinstance(value, TensorFacts) and key in (None, "other"):
             dtype, device = value.dtype, value.device
             if dtype is None or device is None:
@@ -1315,6 +1321,21 @@ def _conversion_target(call: Call):
                 continue
         return None
     return dtype, device
+
+
+def _legacy_type(value):
+    """(dtype, device) of a legacy tensor type named by `.type(...)`: the class
+    (`torch.DoubleTensor`) or its name as a string; None for anything else."""
+    if isinstance(value, TorchName):
+        qualname = value.qualname
+    elif isinstance(value, StrValue) and value.value:
+        qualname = value.value
+    else:
+        return None
+    prefix, _, name = qualname.rpartition(".")
+    if name not in LEGACY_TENSOR_DTYPES or prefix not in ("torch", "torch.cuda"):
+        return None
+    return LEGACY_TENSOR_DTYPES[name], "cuda" if prefix == "torch.cuda" else "cpu"
 
 
 def _may_be_device(value) -> bool:
@@ -1722,10 +1743,48 @@ def _common_unary(call: Call):
 
 def _inplace_method(call: Call):
     t = call.receiver
-    operand = call.args[0] if call.args else None
+    operand = _inplace_operand(call)
     inplace(call, t, call.node.func.value if isinstance(call.node.func, ast.Attribute) else call.node,
             call.method, operand, call.node)
     return call.state.fresh(t)
+
+
+# In-place methods whose first arguments say where (a dim, an index, a mask): the
+# position and keyword of the values written (`out.index_add_(0, dst, msg)`).
+_VALUES_AT = {"index_add_": (2, "source"), "index_copy_": (2, "source"), "index_fill_": (2, "value"),
+              "index_reduce_": (2, "source"), "scatter_": (2, "src"), "scatter_add_": (2, "src"),
+              "scatter_reduce_": (2, "src"), "index_put_": (1, "values"), "masked_scatter_": (1, "source"),
+              "masked_fill_": (1, "value"), "put_": (1, "source")}
+
+
+def _inplace_operand(call: Call):
+    """What an in-place method writes into its receiver: the values argument of an
+    indexed write; else every tensor it is given (`a.addcmul_(t1, t2)`,
+    `w.lerp_(target, weight)`), taken together."""
+    at = _VALUES_AT.get(call.method)
+    if at is not None:
+        value = call.arg(*at, default=None)
+        if value is None and call.method == "scatter_":
+            value = call.arg(None, "value", default=None)
+        return value
+    given = [*call.args, *call.kwargs.values()]
+    tensors = [v for v in given if isinstance(v, TensorFacts)]
+    if len(tensors) < 2:
+        return tensors[0] if tensors else (call.args[0] if call.args else None)
+    return _together(tensors)
+
+
+def _together(tensors: list) -> TensorFacts:
+    """Several operands as one, for what an in-place change takes from them: it
+    requires grad when any does, and reaches every graph and leaf they reach."""
+    flags = [t.requires_grad for t in tensors]
+    requires = True if True in flags else None if None in flags else False
+    first = tensors[0]
+    return replace(first, requires_grad=requires,
+                   saved_nodes=frozenset().union(*(t.saved_nodes for t in tensors)),
+                   leaves=frozenset().union(*(t.leaves for t in tensors)),
+                   opaque=any(t.opaque for t in tensors),
+                   unseen_history=any(t.unseen_history for t in tensors))
 
 
 def _register_tensor_methods():
