@@ -229,6 +229,22 @@ class Unknown:
 UNKNOWN = Unknown()
 
 
+@record
+class MaybeNone(Unknown):
+    """None on some paths and `value` on the others (a helper that returns None when
+    it has nothing to give): unknown as it stands, but `if x is None: continue`
+    leaves `value` after it."""
+    value: object = None
+
+
+def maybe_none(a, b):
+    """`join` of None (or a MaybeNone) with a value an `is None` test can give back;
+    None when there is nothing worth keeping."""
+    values = [v.value if isinstance(v, MaybeNone) else v for v in (a, b) if not isinstance(v, NoneValue)]
+    inner = values[0] if len(values) == 1 else join(values[0], values[1])
+    return MaybeNone(value=inner) if isinstance(inner, (TupleValue, ObjectRef, TensorFacts)) else None
+
+
 # -- objects with identity: their attributes live in the State's heap ---------------------
 
 @record
@@ -444,6 +460,10 @@ def join(a, b):
         return b
     if isinstance(a, GradAttr) and isinstance(b, GradAttr) and a.owner.tid == b.owner.tid:
         return GradAttr(join_tensors(a.owner, b.owner), a.via_data and b.via_data)
+    if isinstance(a, (NoneValue, MaybeNone)) or isinstance(b, (NoneValue, MaybeNone)):
+        optional = maybe_none(a, b)
+        if optional is not None:
+            return optional
     return UNKNOWN
 
 

@@ -19,6 +19,7 @@ replaced, not updated, so copying a State is a handful of shallow dict copies.
 """
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, ClassValue, FunctionValue, GradAttr,
@@ -344,13 +345,24 @@ def common_entries(a: dict, b: dict) -> dict:
 
 
 def _join_names(a: dict, b: dict) -> dict:
+    """Names bound on either path. A name bound on one path only (`output` after
+    `for i in range(n): output, hidden = rnn(x[i], hidden)`) keeps its value: on the
+    other, reading it raises NameError, and nothing after the read runs there. (A
+    builtin's name would read the builtin there.)"""
     if a is b:
         return a
     out = {}
     for key in a.keys() | b.keys():
-        x, y = a.get(key, UNKNOWN), b.get(key, UNKNOWN)
-        out[key] = x if x is y else join(x, y)
+        x, y = a.get(key, _UNBOUND), b.get(key, _UNBOUND)
+        if x is _UNBOUND or y is _UNBOUND:
+            out[key] = UNKNOWN if key in _BUILTIN_NAMES else y if x is _UNBOUND else x
+        else:
+            out[key] = x if x is y else join(x, y)
     return out
+
+
+_UNBOUND = object()
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 def _join_tensors(a: Layered, b: Layered, made: dict, work: list) -> Layered:

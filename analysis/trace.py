@@ -423,7 +423,7 @@ def is_backward(event: CallEvent) -> bool:
     if len(event.node.args) > 3:
         return False
     receiver = event.receiver
-    return isinstance(receiver, TensorFacts) or type(receiver) is Unknown
+    return isinstance(receiver, (TensorFacts, Unknown))
 
 
 def backward_target(event: CallEvent):

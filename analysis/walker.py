@@ -25,7 +25,7 @@ from autograd_lsp.analysis.semantics import autograd as grad_modes
 from autograd_lsp.analysis.facts import (NONE, UNKNOWN, BoundMethod, BuiltinName, ClassValue,
                             ExternalName, FunctionValue, GradAttr, MethodOf, ModuleChoice,
                             ModuleNamespace, NamedTupleType, NoneValue, NumberValue, ObjectRef, Partial, StrValue,
-                            TensorFacts, TorchName, TupleValue, Unknown, join, join_all, replace)
+                            TensorFacts, TorchName, TupleValue, Unknown, MaybeNone, join, join_all, replace)
 from autograd_lsp.analysis.names import canonical
 from autograd_lsp.analysis.semantics import Call, truth, truth_in
 from autograd_lsp.analysis.semantics import builtins as py
@@ -536,12 +536,17 @@ class Walker:
             invariant = invariant and known_so_far and _invariant_in_own_loops(current.test, ctx)
             inner = ctx.inside(Invariant(current) if invariant else Decided(current) if known_so_far else current)
             decided = decided and known is not None and _same_every_time(current.test)
+            tested = _none_test(current.test) if known is None else None
             if known is not False:
                 then = pending if known is True else pending.copy()
+                if tested is not None:
+                    _narrow(then, tested[0], tested[1])
                 self.block(current.body, then, frame, ctx if known is True and decided else inner)
                 outs.append(then)
                 if known is True:
                     break
+            if tested is not None:
+                _narrow(pending, tested[0], not tested[1])
             if len(current.orelse) == 1 and isinstance(current.orelse[0], ast.If):
                 # `elif`: walked in a loop, not by recursion (chains can be long).
                 ctx = ctx if decided else inner
@@ -1540,6 +1545,34 @@ def _made_by_iteration(value, loop):
     if isinstance(value, TupleValue):
         return TupleValue(tuple(_made_by_iteration(v, loop) for v in value.items))
     return value
+
+
+
+def _none_test(test):
+    """(name, whether the test is true when it is None) of `x is None`, `x is not
+    None`, `x == None`, `x != None`; else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(left, ast.Constant) and left.value is None:
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and isinstance(right, ast.Constant) and right.value is None):
+        return None
+    op = test.ops[0]
+    if isinstance(op, (ast.Is, ast.Eq)):
+        return left.id, True
+    if isinstance(op, (ast.IsNot, ast.NotEq)):
+        return left.id, False
+    return None
+
+
+def _narrow(state: State, name: str, is_none: bool) -> None:
+    """On a path where `name` is known to be None or not: a value that was None on
+    some paths only (`selected = select_hard(...)`; `if selected is None: continue`)
+    is what it is on the others."""
+    value = state.names.get(name)
+    if isinstance(value, MaybeNone):
+        state.names[name] = NONE if is_none else state.fresh(value.value)
 
 
 def _parameters(node) -> dict:

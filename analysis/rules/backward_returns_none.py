@@ -162,4 +162,4 @@ def _torch_like(event) -> bool:
     keywords = {k.arg for k in event.node.keywords}
     if isinstance(event.receiver, TensorFacts):
         return keywords <= BACKWARD_KEYWORDS
-    return type(event.receiver) is Unknown and not event.node.args and keywords <= BACKWARD_KEYWORDS
+    return isinstance(event.receiver, Unknown) and not event.node.args and keywords <= BACKWARD_KEYWORDS

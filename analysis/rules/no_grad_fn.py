@@ -211,6 +211,31 @@ class NoGradFn(Rule):
             "    out = net(x)\n"
             "out.mean().backward()\n",
             Raises("RuntimeError", RUNTIME), line=7),
+        # Hard-triplet mining that goes through NumPy to select, and gives None when
+        # no triplet is hard: past `if selected is None: continue`, the copies.
+        Example(
+            "import numpy as np\n"
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "import torch.nn.functional as F\n"
+            "torch.manual_seed(0)\n"
+            "model = nn.Linear(8, 4)\n"
+            "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "def select_hard(a, p, n):\n"
+            "    hard = np.where(((a - n).norm(dim=1) - (a - p).norm(dim=1) < 1.0).numpy())\n"
+            "    if len(hard[0]) == 0:\n"
+            "        return None\n"
+            "    return tuple(torch.from_numpy(t.detach().numpy()[hard]) for t in (a, p, n))\n"
+            "for step in range(3):\n"
+            "    a, p, n = model(torch.randn(6, 8)), model(torch.randn(6, 8)), model(torch.randn(6, 8))\n"
+            "    selected = select_hard(a, p, n)\n"
+            "    if selected is None:\n"
+            "        continue\n"
+            "    loss = F.triplet_margin_loss(*selected, margin=1.0)\n"
+            "    optimizer.zero_grad()\n"
+            "    loss.backward()\n"
+            "    optimizer.step()\n",
+            Raises("RuntimeError", RUNTIME), line=20),
     )
     good = (
         # The same without reentrant checkpointing: the block's parameters give the graph.

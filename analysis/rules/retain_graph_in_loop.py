@@ -169,6 +169,35 @@ class RetainGraphInLoop(Rule):
             Silent("loss.grad_fn.next_functions[0][0]._saved_self is not None",
                    "the last step's graph is kept with its saved tensors"),
             line=12),
+        # A character-level RNN as old tutorials train it: the output is bound only
+        # inside the loop over the letters (after it, it is the last step's), and the
+        # parameters are updated by hand.
+        Example(
+            "import torch\n"
+            "import torch.nn as nn\n"
+            "torch.manual_seed(0)\n"
+            "i2h = nn.Linear(3 + 4, 4)\n"
+            "i2o = nn.Linear(3 + 4, 2)\n"
+            "criterion = nn.CrossEntropyLoss()\n"
+            "def train(category, line):\n"
+            "    hidden = torch.zeros(1, 4)\n"
+            "    i2h.zero_grad()\n"
+            "    i2o.zero_grad()\n"
+            "    for i in range(line.size(0)):\n"
+            "        combined = torch.cat((line[i], hidden), 1)\n"
+            "        hidden = i2h(combined)\n"
+            "        output = i2o(combined)\n"
+            "    loss = criterion(output, category)\n"
+            "    loss.backward(retain_graph=True)\n"
+            "    for p in list(i2h.parameters()) + list(i2o.parameters()):\n"
+            "        p.data.add_(p.grad.data, alpha=-0.01)\n"
+            "    return loss\n"
+            "for it in range(3):\n"
+            "    letters = int(torch.randint(2, 6, ()))\n"
+            "    loss = train(torch.tensor([it % 2]), torch.randn(letters, 1, 3))\n",
+            Silent("loss.grad_fn._saved_target is not None",
+                   "the last step's graph is kept with its saved tensors"),
+            line=16),
     )
     good = (
         Example(
